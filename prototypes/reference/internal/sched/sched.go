@@ -1,0 +1,121 @@
+// Package sched sends on time. Go's timers wake up to about a millisecond late because
+// the runtime's netpoller sleeps in whole milliseconds, which would swamp the
+// sub-millisecond RTTs being measured. A Dispatcher instead runs every periodic task
+// of a process on one OS thread that sleeps with clock_nanosleep to absolute
+// CLOCK_MONOTONIC deadlines, with the thread's timer slack set to 1 ns.
+package sched
+
+import (
+	"container/heap"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Now returns CLOCK_MONOTONIC in nanoseconds, the clock of every deadline and RTT.
+func Now() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// SleepUntil sleeps until the monotonic deadline (absolute, so no drift accumulates).
+func SleepUntil(deadline int64) {
+	ts := unix.NsecToTimespec(deadline)
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+	}
+}
+
+// PrecisionThread locks the calling goroutine to its OS thread and sets the thread's
+// timer slack to 1 ns (the default 50 µs slack would add to every wake-up).
+func PrecisionThread() {
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+}
+
+// Task is a scheduled action. Fire runs at (or just after) due; now is the monotonic
+// time it actually started. It returns the next due time, or ok=false to stop.
+type Task interface {
+	Fire(due, now int64) (next int64, ok bool)
+}
+
+type entry struct {
+	due  int64
+	task Task
+}
+
+type entries []entry
+
+func (e entries) Len() int           { return len(e) }
+func (e entries) Less(i, j int) bool { return e[i].due < e[j].due }
+func (e entries) Swap(i, j int)      { e[i], e[j] = e[j], e[i] }
+func (e *entries) Push(x any)        { *e = append(*e, x.(entry)) }
+func (e *entries) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// maxIdleSleep bounds a sleep so tasks added from other goroutines and Stop are seen
+// within this long.
+const maxIdleSleep = 2_000_000
+
+// Dispatcher runs tasks in deadline order on one precision thread.
+type Dispatcher struct {
+	mu      sync.Mutex
+	pending []entry // added from other goroutines, merged on the next wake-up
+	stopped bool
+	h       entries
+}
+
+// Add schedules task at the monotonic time due. Safe from any goroutine.
+func (d *Dispatcher) Add(due int64, task Task) {
+	d.mu.Lock()
+	d.pending = append(d.pending, entry{due, task})
+	d.mu.Unlock()
+}
+
+// Stop makes Run return within about 2 ms.
+func (d *Dispatcher) Stop() {
+	d.mu.Lock()
+	d.stopped = true
+	d.mu.Unlock()
+}
+
+// Run runs tasks until Stop. It must run on its own goroutine.
+func (d *Dispatcher) Run() {
+	PrecisionThread()
+	defer runtime.UnlockOSThread()
+	for {
+		d.mu.Lock()
+		if d.stopped {
+			d.mu.Unlock()
+			return
+		}
+		for _, e := range d.pending {
+			heap.Push(&d.h, e)
+		}
+		d.pending = d.pending[:0]
+		d.mu.Unlock()
+
+		now := Now()
+		for len(d.h) > 0 && d.h[0].due <= now {
+			e := d.h[0]
+			next, ok := e.task.Fire(e.due, now)
+			if ok {
+				d.h[0].due = next
+				heap.Fix(&d.h, 0)
+			} else {
+				heap.Pop(&d.h)
+			}
+			now = Now()
+		}
+		wake := now + maxIdleSleep
+		if len(d.h) > 0 && d.h[0].due < wake {
+			wake = d.h[0].due
+		}
+		SleepUntil(wake)
+	}
+}

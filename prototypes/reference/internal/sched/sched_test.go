@@ -1,0 +1,67 @@
+package sched
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+type periodic struct {
+	mu     sync.Mutex
+	period int64
+	left   int
+	late   []int64
+}
+
+func (p *periodic) Fire(due, now int64) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.late = append(p.late, now-due)
+	p.left--
+	return due + p.period, p.left > 0
+}
+
+func TestDispatcherIsPunctual(t *testing.T) {
+	var d Dispatcher
+	tasks := make([]*periodic, 50)
+	start := Now() + int64(5*time.Millisecond)
+	for i := range tasks {
+		tasks[i] = &periodic{period: int64(time.Second / 60), left: 60}
+		d.Add(start+int64(i)*int64(time.Millisecond/3), tasks[i])
+	}
+	done := make(chan struct{})
+	go func() { d.Run(); close(done) }()
+	time.Sleep(1100 * time.Millisecond)
+	d.Stop()
+	<-done
+	var late []int64
+	for _, p := range tasks {
+		p.mu.Lock()
+		if p.left != 0 {
+			t.Fatalf("task fired %d times, want 60", 60-p.left)
+		}
+		late = append(late, p.late...)
+		p.mu.Unlock()
+	}
+	slices.Sort(late)
+	p50, p99 := late[len(late)/2], late[len(late)*99/100]
+	t.Logf("lateness p50 %d µs, p99 %d µs over %d fires", p50/1000, p99/1000, len(late))
+	for _, l := range late {
+		if l < 0 {
+			t.Fatalf("a task fired %d ns early", -l)
+		}
+	}
+	// Generous bound: the test machine may be busy; the benchmark measures the real value.
+	if p50 > int64(2*time.Millisecond) {
+		t.Fatalf("lateness p50 %v: the precision sleep is not working", time.Duration(p50))
+	}
+}
+
+func TestSleepUntil(t *testing.T) {
+	d := Now() + int64(3*time.Millisecond)
+	SleepUntil(d)
+	if n := Now(); n < d {
+		t.Fatalf("woke %d ns early", d-n)
+	}
+}
