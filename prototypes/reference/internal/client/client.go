@@ -199,7 +199,7 @@ func (c *Client) Run(ctx context.Context) (err error) {
 		if ctx.Err() != nil {
 			return nil // stopped by a signal while connecting
 		}
-		return fmt.Errorf("%w: %w", ErrConnectFailed, err)
+		return err
 	}
 	start := sched.Now() + int64(time.Millisecond)
 	for _, p := range c.players {

@@ -1,0 +1,495 @@
+//go:build linux && cgo
+
+package enet
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"netstick/prototypes/reference/internal/transport"
+	"netstick/prototypes/reference/internal/transport/transporttest"
+)
+
+func newT(t *testing.T, opts transport.Options) *Transport {
+	t.Helper()
+	tr, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T) transport.Transport { return newT(t, nil) })
+}
+
+func TestRegistered(t *testing.T) {
+	tr, err := transport.New("enet", transport.Options{"max_peers": "64", "throttle": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.Caps(); !c.NativeReliable || !c.NativeUnreliable || c.MaxReliableBytes != 16<<20 || c.MaxUnreliableBytes != 64<<10 {
+		t.Fatalf("caps %+v", c)
+	}
+}
+
+func TestOptionErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct{ key, val string }{
+		{"max_peers", "4096"}, {"max_peers", "0"}, {"sockbuf", "-1"}, {"timeout_ms", "abc"},
+		{"timeout_ms", "50"}, {"linger_ms", "x"}, {"throttle", "maybe"}, {"bogus", "1"},
+	} {
+		_, err := New(transport.Options{tc.key: tc.val})
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s=%s: got %v, want an error naming %s", tc.key, tc.val, err, tc.key)
+		}
+	}
+	tr := newT(t, transport.Options{"max_peers": "4095", "sockbuf": "0", "timeout_ms": "1000", "linger_ms": "0", "throttle": "false"})
+	if tr.maxPeers != 4095 || tr.sockbuf != 0 || tr.timeoutMS != 1000 || tr.linger != 0 || tr.throttle {
+		t.Fatalf("options not applied: %+v", tr)
+	}
+}
+
+// echo echoes every message on its channel and counts connection events.
+type echo struct {
+	connected, disconnected atomic.Int64
+	mu                      sync.Mutex
+	conns                   []transport.Conn
+}
+
+func (e *echo) Connected(c transport.Conn) {
+	e.connected.Add(1)
+	e.mu.Lock()
+	e.conns = append(e.conns, c)
+	e.mu.Unlock()
+}
+func (e *echo) Received(c transport.Conn, ch transport.Channel, msg []byte) { _ = c.Send(ch, msg) }
+func (e *echo) Disconnected(transport.Conn, error)                          { e.disconnected.Add(1) }
+
+// sink records copies of what a client receives.
+type sink struct {
+	mu    sync.Mutex
+	got   map[transport.Channel][][]byte
+	onMsg func(c transport.Conn, msg []byte)
+	disc  chan error
+}
+
+func newSink() *sink {
+	return &sink{got: map[transport.Channel][][]byte{}, disc: make(chan error, 1)}
+}
+func (s *sink) Connected(transport.Conn) {}
+func (s *sink) Received(c transport.Conn, ch transport.Channel, msg []byte) {
+	if s.onMsg != nil {
+		s.onMsg(c, msg)
+		return
+	}
+	s.mu.Lock()
+	s.got[ch] = append(s.got[ch], bytes.Clone(msg))
+	s.mu.Unlock()
+}
+func (s *sink) Disconnected(_ transport.Conn, err error) { s.disc <- err }
+func (s *sink) count(ch transport.Channel) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.got[ch])
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	u, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := u.LocalAddr().String()
+	_ = u.Close()
+	return addr
+}
+
+func listen(t *testing.T, tr *Transport, h transport.Handler) transport.Listener {
+	t.Helper()
+	ln, err := tr.Listen("127.0.0.1:0", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+func dial(t *testing.T, tr *Transport, addr string, h transport.Handler) transport.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := tr.Dial(ctx, addr, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestMessagesAndLibRTT(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln := listen(t, tr, srv)
+	if !strings.HasPrefix(ln.Addr(), "127.0.0.1:") || strings.HasSuffix(ln.Addr(), ":0") {
+		t.Fatalf("listener address %q", ln.Addr())
+	}
+	s := newSink()
+	c := dial(t, tr, ln.Addr(), s)
+	if _, ok := c.(transport.RTTEstimator).LibRTT(); !ok {
+		t.Fatal("client LibRTT unknown right after connect")
+	}
+	// Empty messages, and an unreliable message of 15 ENet fragments.
+	big := bytes.Repeat([]byte("0123456789"), 2000)
+	for _, m := range [][]byte{{}, []byte("x")} {
+		if err := c.Send(transport.Reliable, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Send(transport.Unreliable, big); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "echoes", func() bool { return s.count(transport.Reliable) == 2 && s.count(transport.Unreliable) == 1 })
+	s.mu.Lock()
+	if len(s.got[transport.Reliable][0]) != 0 || string(s.got[transport.Reliable][1]) != "x" || !bytes.Equal(s.got[transport.Unreliable][0], big) {
+		t.Fatal("echo mismatch")
+	}
+	s.mu.Unlock()
+	for i := range 50 {
+		_ = c.Send(transport.Reliable, []byte{byte(i)})
+	}
+	waitUntil(t, "reliable echoes", func() bool { return s.count(transport.Reliable) == 52 })
+	time.Sleep(150 * time.Millisecond) // one LibRTT refresh
+	rtt, ok := c.(transport.RTTEstimator).LibRTT()
+	srv.mu.Lock()
+	srtt, sok := srv.conns[0].(transport.RTTEstimator).LibRTT()
+	remote := srv.conns[0].RemoteAddr()
+	srv.mu.Unlock()
+	t.Logf("LibRTT client %v server %v (ms resolution); server sees %s", rtt, srtt, remote)
+	if !ok || !sok || rtt < time.Millisecond || rtt > 600*time.Millisecond || srtt < time.Millisecond {
+		t.Fatalf("LibRTT client %v %v server %v %v", rtt, ok, srtt, sok)
+	}
+	if !strings.HasPrefix(remote, "127.0.0.1:") {
+		t.Fatalf("server RemoteAddr %q", remote)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	tr := newT(t, nil)
+	ln := listen(t, tr, &echo{})
+	c := dial(t, tr, ln.Addr(), newSink())
+	if err := c.Send(transport.Unreliable, make([]byte, 64<<10+1)); !errors.Is(err, transport.ErrTooLarge) {
+		t.Fatalf("unreliable 64 KiB+1: %v", err)
+	}
+	if err := c.Send(transport.Reliable, make([]byte, 16<<20+1)); !errors.Is(err, transport.ErrTooLarge) {
+		t.Fatalf("reliable 16 MiB+1: %v", err)
+	}
+	if err := c.Send(transport.Channel(7), []byte("x")); err == nil {
+		t.Fatal("unknown channel accepted")
+	}
+}
+
+func TestBigReliableBurst(t *testing.T) {
+	tr := newT(t, nil)
+	ln := listen(t, tr, &echo{})
+	s := newSink()
+	c := dial(t, tr, ln.Addr(), s)
+	const n, size = 64, 64 << 10 // a 4 MiB snapshot burst
+	for i := range n {
+		m := bytes.Repeat([]byte{byte(i)}, size)
+		if err := c.Send(transport.Reliable, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	waitUntil(t, "burst echo", func() bool { return s.count(transport.Reliable) == n })
+	t.Logf("4 MiB reliable burst echoed in %v", time.Since(start))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.got[transport.Reliable] {
+		if len(m) != size || m[0] != byte(i) || m[size-1] != byte(i) {
+			t.Fatalf("message %d corrupted or out of order", i)
+		}
+	}
+}
+
+func TestDialCancelled(t *testing.T) {
+	tr := newT(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := tr.Dial(ctx, freeAddr(t), newSink())
+	if !errors.Is(err, transport.ErrConnect) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("cancelled dial took %v", d)
+	}
+}
+
+func TestCloseInsideHandler(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln := listen(t, tr, srv)
+	s := newSink()
+	s.onMsg = func(c transport.Conn, _ []byte) { _ = c.Close() } // must not deadlock
+	c := dial(t, tr, ln.Addr(), s)
+	if err := c.Send(transport.Reliable, []byte("bye")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.disc:
+		if err != nil {
+			t.Fatalf("local close reported %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Disconnected after Close inside Received")
+	}
+	waitUntil(t, "server disconnect", func() bool { return srv.disconnected.Load() == 1 })
+	if err := c.Send(transport.Reliable, []byte("x")); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("send after close: %v", err)
+	}
+}
+
+func TestServerSideClose(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln := listen(t, tr, srv)
+	s := newSink()
+	_ = dial(t, tr, ln.Addr(), s)
+	waitUntil(t, "connection", func() bool { return srv.connected.Load() == 1 })
+	srv.mu.Lock()
+	sc := srv.conns[0]
+	srv.mu.Unlock()
+	_ = sc.Close()
+	select {
+	case err := <-s.disc:
+		if err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Fatalf("client got %v, want peer closed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("client not told")
+	}
+	if srv.disconnected.Load() != 1 {
+		t.Fatalf("server Disconnected calls: %d", srv.disconnected.Load())
+	}
+	if err := sc.Send(transport.Reliable, []byte("x")); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("send after close: %v", err)
+	}
+}
+
+// TestManyPlayersUnreliableEcho is the game's probe pattern: 100 players, 60 Hz,
+// 100 B unreliable, echoed by one server host, for 2 s.
+func TestManyPlayersUnreliableEcho(t *testing.T) {
+	const players, hz, size, dur = 100, 60, 100, 2 * time.Second
+	before := runtime.NumGoroutine()
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln, err := tr.Listen("127.0.0.1:0", srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now()
+	var mu sync.Mutex
+	var rtts []time.Duration
+	var sent atomic.Int64
+	conns := make([]transport.Conn, players)
+	for i := range players {
+		s := newSink()
+		s.onMsg = func(_ transport.Conn, msg []byte) {
+			if len(msg) != size {
+				return
+			}
+			d := time.Since(base) - time.Duration(binary.LittleEndian.Uint64(msg))
+			mu.Lock()
+			rtts = append(rtts, d)
+			mu.Unlock()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conns[i], err = tr.Dial(ctx, ln.Addr(), s)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "all players connected", func() bool { return srv.connected.Load() == players })
+	var wg sync.WaitGroup
+	stop := time.Now().Add(dur)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Random-ish phase per player, as in the game.
+			time.Sleep(time.Duration(i) * time.Second / hz / players)
+			tk := time.NewTicker(time.Second / hz)
+			defer tk.Stop()
+			msg := make([]byte, size)
+			for now := range tk.C {
+				if now.After(stop) {
+					return
+				}
+				binary.LittleEndian.PutUint64(msg, uint64(time.Since(base)))
+				if err := c.Send(transport.Unreliable, msg); err != nil {
+					t.Errorf("send: %v", err)
+					return
+				}
+				sent.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	got := slices.Clone(rtts)
+	mu.Unlock()
+	if len(got) < int(sent.Load())*9/10 {
+		t.Fatalf("%d of %d echoes", len(got), sent.Load())
+	}
+	slices.Sort(got)
+	p50, p99 := got[len(got)/2], got[len(got)*99/100]
+	t.Logf("%d players: %d sent, %d echoed, RTT p50 %v p99 %v max %v", players, sent.Load(), len(got), p50, p99, got[len(got)-1])
+	if p50 > 5*time.Millisecond {
+		t.Fatalf("RTT p50 %v, want < 5 ms", p50)
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	waitUntil(t, "server to see every disconnect", func() bool { return srv.disconnected.Load() == players })
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
+}
+
+func ExampleNew() {
+	tr, err := New(transport.Options{"timeout_ms": "5000"})
+	fmt.Println(tr.Name(), err)
+	// Output: enet <nil>
+}
+
+// stall blocks the server's host goroutine inside Received until released, so the
+// server stops acknowledging as if it had vanished.
+type stall struct {
+	echo
+	release chan struct{}
+}
+
+func (s *stall) Received(c transport.Conn, ch transport.Channel, msg []byte) {
+	if string(msg) == "stall" {
+		<-s.release
+		return
+	}
+	s.echo.Received(c, ch, msg)
+}
+
+func TestVanishedPeerTimesOut(t *testing.T) {
+	tr := newT(t, transport.Options{"timeout_ms": "500", "throttle": "false"})
+	srv := &stall{release: make(chan struct{})}
+	ln := listen(t, tr, srv)
+	defer close(srv.release) // before ln.Close (cleanup) runs
+	s := newSink()
+	c := dial(t, tr, ln.Addr(), s)
+	if err := c.Send(transport.Reliable, []byte("stall")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	select {
+	case err := <-s.disc:
+		t.Logf("client gave up after %v: %v", time.Since(start), err)
+		if err == nil || !strings.Contains(err.Error(), "timed out") {
+			t.Fatalf("want a timeout error, got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("client did not notice the silent server within 5 s (timeout_ms=500)")
+	}
+}
+
+// TestGarbageDatagrams sprays malformed datagrams at the server; ENet must drop them
+// and keep serving.
+func TestGarbageDatagrams(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln := listen(t, tr, srv)
+	s := newSink()
+	c := dial(t, tr, ln.Addr(), s)
+	raddr, err := net.ResolveUDPAddr("udp4", ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := net.DialUDP("udp4", nil, raddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 1500)
+	for i := range 3000 {
+		n := rnd.IntN(len(buf))
+		for j := range buf[:n] {
+			buf[j] = byte(rnd.Uint32())
+		}
+		if n >= 4 && i%3 == 0 {
+			// Header of a plausible peer: peer ID 0, "sent time" flag, then commands.
+			buf[0], buf[1] = 0x80, 0
+		}
+		_, _ = u.Write(buf[:n])
+	}
+	if err := c.Send(transport.Reliable, []byte("still alive")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "echo after garbage", func() bool { return s.count(transport.Reliable) == 1 })
+	if n := srv.connected.Load(); n != 1 {
+		t.Logf("server saw %d connections (garbage can look like a connect)", n)
+	}
+}
+
+func TestListenerCloseReportsAll(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &echo{}
+	ln, err := tr.Listen("127.0.0.1:0", srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinks := make([]*sink, 5)
+	for i := range sinks {
+		sinks[i] = newSink()
+		_ = dial(t, tr, ln.Addr(), sinks[i])
+	}
+	waitUntil(t, "connections", func() bool { return srv.connected.Load() == 5 })
+	_ = ln.Close()
+	if d := srv.disconnected.Load(); d != 5 {
+		t.Fatalf("Listener.Close returned after %d of 5 Disconnected calls", d)
+	}
+	for i, s := range sinks {
+		select {
+		case err := <-s.disc:
+			if err == nil || !strings.Contains(err.Error(), "shut down") {
+				t.Fatalf("client %d: %v", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("client %d not told", i)
+		}
+	}
+}

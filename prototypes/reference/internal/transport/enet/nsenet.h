@@ -1,0 +1,39 @@
+// Thin C helpers around libenet 1.3.17 for the enet transport. Each helper bundles
+// several libenet calls into one cgo call or reads ENet's internals (socket, peer
+// timers, receive counter) that the public API does not expose. Every helper that
+// takes an ENetHost must be called from the goroutine that owns that host: libenet
+// is not thread-safe.
+
+#ifndef NSENET_H
+#define NSENET_H
+
+#include <stddef.h>
+#include <enet/enet.h>
+
+// ns_event is one ENet event, flattened for Go (peer as an index into host->peers).
+// packet stays owned by the event array until the next ns_events call (or
+// ns_release), which destroys it; Go copies the data out before then.
+typedef struct {
+	int type;
+	int peer;      // index into host->peers, -1 if none
+	int channel;
+	enet_uint32 data;
+	ENetPacket *packet;
+} ns_event;
+
+int ns_init(void);
+ENetHost *ns_host_create(int bind, unsigned char a, unsigned char b, unsigned char c,
+                         unsigned char d, enet_uint16 port, size_t peers, int sockbuf);
+void ns_host_addr(ENetHost *h, unsigned char *ip4, enet_uint16 *port);
+ENetPeer *ns_connect(ENetHost *h, unsigned char a, unsigned char b, unsigned char c,
+                     unsigned char d, enet_uint16 port);
+void ns_peer_setup(ENetPeer *p, enet_uint32 timeout_ms, int throttle);
+void ns_peer_addr(ENetPeer *p, unsigned char *ip4, enet_uint16 *port);
+int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int *more);
+void ns_release(ns_event *evs, int n);
+int ns_next_timer(ENetHost *h, int max_ms);
+int ns_active_peers(ENetHost *h);
+void ns_disconnect_all_now(ENetHost *h, enet_uint32 data);
+int ns_dup_socket(ENetHost *h);
+
+#endif

@@ -1,0 +1,1 @@
+"""Stats: pure functions that turn tidy samples into summaries."""

@@ -1,0 +1,75 @@
+"""CPU and memory of a process tree over a window, from the sampler's cumulative rows.
+
+Mean CPU over a window is computed from the cumulative CPU seconds at the first and last sample
+inside the window (total CPU / wall time), not by averaging per-interval rates: that is exact
+for whatever the samples cover and does not depend on the intervals being equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+
+class ResourceSample(Protocol):
+    """What these functions need of a sample (monitors.sampler.Sample fits)."""
+
+    @property
+    def t_unix_ns(self) -> int: ...
+    @property
+    def proc(self) -> str: ...
+    @property
+    def cpu_user_s(self) -> float: ...
+    @property
+    def cpu_system_s(self) -> float: ...
+    @property
+    def cpu_cores(self) -> float: ...
+    @property
+    def rss_bytes(self) -> int: ...
+
+
+def _in_window(
+    samples: Iterable[ResourceSample], proc: str, start_ns: int | None, end_ns: int | None
+) -> list[ResourceSample]:
+    return sorted(
+        (
+            s
+            for s in samples
+            if s.proc == proc
+            and (start_ns is None or s.t_unix_ns >= start_ns)
+            and (end_ns is None or s.t_unix_ns <= end_ns)
+        ),
+        key=lambda s: s.t_unix_ns,
+    )
+
+
+def mean_cpu_cores(
+    samples: Iterable[ResourceSample],
+    proc: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> float | None:
+    """Mean cores used by proc between the first and last of its samples in [start_ns, end_ns].
+
+    With a single sample in the window, its own per-interval rate is returned; with none, None.
+    """
+    rows = _in_window(samples, proc, start_ns, end_ns)
+    if not rows:
+        return None
+    if len(rows) == 1:
+        return rows[0].cpu_cores
+    first, last = rows[0], rows[-1]
+    cpu_s = (last.cpu_user_s + last.cpu_system_s) - (first.cpu_user_s + first.cpu_system_s)
+    wall_s = (last.t_unix_ns - first.t_unix_ns) / 1e9
+    return max(0.0, cpu_s / wall_s) if wall_s > 0 else None
+
+
+def peak_rss_bytes(
+    samples: Iterable[ResourceSample],
+    proc: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> int | None:
+    """Largest rss_bytes of proc in [start_ns, end_ns] (whole run by default); None if unsampled."""
+    rows = _in_window(samples, proc, start_ns, end_ns)
+    return max(s.rss_bytes for s in rows) if rows else None

@@ -1,0 +1,271 @@
+"""workflow.contract on synthetic log directories: one valid, and one per kind of breakage."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workflow.cli import main as cli_main
+from workflow.contract import Violation, check_log_dir, read_rtt_csv, read_rtt_logs
+from workflow.schema import EVENTS_COLUMNS, RTT_COLUMNS, TICKS_COLUMNS
+
+START_NS = time.time_ns() - 60 * 10**9
+END_NS = START_NS + 30 * 10**9
+T = START_NS + 10**9  # a time well inside the processes' lifetime
+
+
+def meta(role: str, args: list[str], **overrides: object) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "schema": 1,
+        "role": role,
+        "prototype": "reference",
+        "transport": "tcp",
+        "library_versions": {"go": "go1.26"},
+        "args": args,
+        "workload": "stream",
+        "params": {"size": 100, "rate": 60, "channel": "reliable"},
+        "transport_options": {},
+        "effective_channels": {"reliable": "tcp", "unreliable": "tcp"},
+        "run_id": "test",
+        "seed": 1,
+        "pid": 1234,
+        "host": "localhost",
+        "start_unix_ns": START_NS,
+        "status": "exited",
+        "end_unix_ns": END_NS,
+        "exit_code": 0,
+        "exit_reason": "duration elapsed",
+    }
+    doc.update(overrides)
+    return doc
+
+
+def write_valid(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "server.meta.json").write_text(json.dumps(meta("server", ["-role", "server"])))
+    (d / "client-0.meta.json").write_text(
+        json.dumps(meta("client", ["-role", "client", "-players", "2", "-first-player", "0"]))
+    )
+    rtt = [
+        f"{T},0,0,250.125,net,12.5",
+        f"{T + 1000},1,0,260,net,0",
+        f"{T + 2000},0,2,300.5,app,1.25",
+        f"{T + 3000},0,1,270.000,app,3.0",  # out of order: allowed (echo order)
+        f"{T + 4000},0,0,800.0,lib,",
+        f"{T + 5000},1,1,255.5,net,",  # unscheduled send: empty lateness
+    ]
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *rtt]) + "\n")
+    events = [
+        f"{T},0,connect,12.5,",
+        f"{T},1,connect,13,",
+        f"{T},0,spawn,,x=1 y=2 z=3",
+        f"{T},,malformed,2,error=short message",
+        f"{T},0,probes,100,kind=net echoed=98 lost=1 inflight=1",
+        f"{T},0,disconnect,,reason=duration",
+    ]
+    (d / "client-0.events.csv").write_text("\n".join([",".join(EVENTS_COLUMNS), *events]) + "\n")
+    server_events = [f"{T},,listen,,addr=127.0.0.1:7777", f"{T},0,join,,remote=127.0.0.1:5000"]
+    (d / "server.events.csv").write_text(
+        "\n".join([",".join(EVENTS_COLUMNS), *server_events]) + "\n"
+    )
+    ticks = [f"{T + i * 16_666_667},{i},12.345,80.5,2,2,4,4,400,400" for i in range(3)]
+    (d / "server.ticks.csv").write_text("\n".join([",".join(TICKS_COLUMNS), *ticks]) + "\n")
+    return d
+
+
+def set_line(path: Path, lineno: int, text: str) -> None:
+    lines = path.read_text().split("\n")
+    lines[lineno - 1] = text
+    path.write_text("\n".join(lines))
+
+
+def patch_meta(path: Path, **changes: object) -> None:
+    doc = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    path.write_text(json.dumps(doc))
+
+
+def test_valid_dir_has_no_violations(tmp_path: Path) -> None:
+    assert check_log_dir(write_valid(tmp_path / "logs")) == []
+
+
+def test_killed_process_without_end_time_is_fine(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    for name in ("server.meta.json", "client-0.meta.json"):
+        patch_meta(d / name, status="running", end_unix_ns=None, exit_code=None, exit_reason=None)
+    assert check_log_dir(d) == []
+
+
+Mutation = Callable[[Path], object]
+
+CASES: list[tuple[str, Mutation, str, int, str]] = [
+    # (id, mutation, file, line, words the message must contain)
+    ("unknown-file", lambda d: (d / "notes.txt").write_text("x"), "notes.txt", 0,
+     "unexpected file name"),
+    ("server-rtt", lambda d: (d / "server.rtt.csv").write_text(",".join(RTT_COLUMNS) + "\n"),
+     "server.rtt.csv", 0, "server process does not write rtt.csv"),
+    ("missing-ticks", lambda d: (d / "server.ticks.csv").unlink(), "server.ticks.csv", 0,
+     "missing"),
+    ("header-order", lambda d: set_line(d / "client-0.rtt.csv", 1,
+                                        "t_unix_ns,player,seq,kind,rtt_us,send_late_us"),
+     "client-0.rtt.csv", 1, "header is"),
+    ("partial-line", lambda d: (d / "client-0.rtt.csv").open("a").write(f"{T},0,9,1"),
+     "client-0.rtt.csv", 8, "does not end with \\n"),
+    ("crlf", lambda d: set_line(d / "server.ticks.csv", 3,
+                                f"{T},1,12.345,80.5,2,2,4,4,400,400\r"),
+     "server.ticks.csv", 3, "\\r"),
+    ("negative-rtt", lambda d: set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,-5,net,1"),
+     "client-0.rtt.csv", 2, "rtt_us '-5' is not a decimal number >= 0"),
+    ("exponent-rtt", lambda d: set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,1e3,net,1"),
+     "client-0.rtt.csv", 2, "rtt_us '1e3'"),
+    ("bad-kind", lambda d: set_line(d / "client-0.rtt.csv", 3, f"{T},1,0,260,tcp,0"),
+     "client-0.rtt.csv", 3, "kind 'tcp' is not one of net, app, lib"),
+    ("lib-lateness", lambda d: set_line(d / "client-0.rtt.csv", 6, f"{T},0,0,800.0,lib,5"),
+     "client-0.rtt.csv", 6, "must be empty for kind lib"),
+    ("seq-negative", lambda d: set_line(d / "client-0.rtt.csv", 2, f"{T},0,-1,250,net,1"),
+     "client-0.rtt.csv", 2, "seq '-1' is not an integer >= 0"),
+    ("seq-duplicate", lambda d: set_line(d / "client-0.rtt.csv", 7, f"{T},0,0,255.5,net,"),
+     "client-0.rtt.csv", 7, "seq 0 of player 0 kind net repeats line 2"),
+    ("player-out-of-range", lambda d: set_line(d / "client-0.rtt.csv", 3, f"{T},7,0,260,net,0"),
+     "client-0.rtt.csv", 3, "player 7 is not one of this client's players 0..1"),
+    ("too-early", lambda d: set_line(d / "client-0.rtt.csv", 2,
+                                     f"{START_NS - 6 * 10**9},0,0,250,net,1"),
+     "client-0.rtt.csv", 2, "before the process started"),
+    ("too-late", lambda d: set_line(d / "server.ticks.csv", 2,
+                                    f"{END_NS + 6 * 10**9},0,1,2,2,2,4,4,400,400"),
+     "server.ticks.csv", 2, "after the process ended"),
+    ("field-count", lambda d: set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,250,net"),
+     "client-0.rtt.csv", 2, "has 5 fields, expected 6"),
+    ("comma-in-detail", lambda d: set_line(d / "client-0.events.csv", 4,
+                                           f"{T},0,spawn,,x=1, y=2"),
+     "client-0.events.csv", 4, "has 6 fields, expected 5"),
+    ("unknown-event", lambda d: set_line(d / "client-0.events.csv", 2, f"{T},0,hello,,"),
+     "client-0.events.csv", 2, "event 'hello' is not in CONTRACT.md"),
+    ("event-wrong-role", lambda d: set_line(d / "server.events.csv", 2, f"{T},0,connect,1,"),
+     "server.events.csv", 2, "written by the client only, not by a server"),
+    ("event-value", lambda d: set_line(d / "client-0.events.csv", 2, f"{T},0,connect,fast,"),
+     "client-0.events.csv", 2, "value 'fast' is not a number or empty"),
+    ("probes-detail", lambda d: set_line(d / "client-0.events.csv", 6,
+                                         f"{T},0,probes,100,kind=net echoed=98"),
+     "client-0.events.csv", 6, "lacks lost="),
+    ("probes-player", lambda d: set_line(d / "client-0.events.csv", 6,
+                                         f"{T},,probes,100,kind=net echoed=1 lost=0 inflight=0"),
+     "client-0.events.csv", 6, "player must not be empty"),
+    ("ticks-negative", lambda d: set_line(d / "server.ticks.csv", 3,
+                                          f"{T},1,12.3,80.5,-2,2,4,4,400,400"),
+     "server.ticks.csv", 3, "players_connected '-2' is not an integer >= 0"),
+    ("ticks-order", lambda d: set_line(d / "server.ticks.csv", 4,
+                                       f"{T},0,12.3,80.5,2,2,4,4,400,400"),
+     "server.ticks.csv", 4, "tick 0 does not follow tick 1"),
+    ("schema", lambda d: patch_meta(d / "server.meta.json", schema=2), "server.meta.json", 0,
+     "key 'schema' is 2, expected 1"),
+    ("meta-missing-key", lambda d: patch_meta(d / "server.meta.json", effective_channels=None),
+     "server.meta.json", 0, "missing keys: effective_channels"),
+    ("meta-exit-keys", lambda d: patch_meta(d / "client-0.meta.json", exit_code=None),
+     "client-0.meta.json", 0, "keys are missing: exit_code"),
+    ("meta-role", lambda d: patch_meta(d / "client-0.meta.json", role="server"),
+     "client-0.meta.json", 0, "key 'role' is \"server\", expected \"client\""),
+    ("meta-json", lambda d: (d / "server.meta.json").write_text('{"schema": 1,\n  oops}'),
+     "server.meta.json", 2, "not valid JSON"),
+    ("first-player", lambda d: patch_meta(d / "client-0.meta.json",
+                                          args=["-players", "2", "-first-player=5"]),
+     "client-0.meta.json", 0, "must be named client-5.*"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mutate", "file", "line", "words"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_each_violation_is_named_with_file_and_line(
+    tmp_path: Path, mutate: Mutation, file: str, line: int, words: str
+) -> None:
+    d = write_valid(tmp_path / "logs")
+    mutate(d)
+    violations = check_log_dir(d)
+    assert any(v.file == file and v.line == line and words in v.message for v in violations), (
+        "\n".join(map(str, violations))
+    )
+
+
+def test_violation_str_names_file_and_line() -> None:
+    assert str(Violation("client-0.rtt.csv", 7, "bad")) == "client-0.rtt.csv:7: bad"
+    assert str(Violation("server.ticks.csv", 0, "missing")) == "server.ticks.csv: missing"
+
+
+def test_not_a_directory(tmp_path: Path) -> None:
+    [v] = check_log_dir(tmp_path / "nope")
+    assert "not a directory" in v.message
+
+
+def test_violations_are_capped_per_file(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    rows = [f"{T},0,{i},-1,net,0" for i in range(30)]
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *rows]) + "\n")
+    violations = check_log_dir(d, max_per_file=10)
+    rtt = [v for v in violations if v.file == "client-0.rtt.csv"]
+    assert len(rtt) == 11
+    assert "20 more violations not shown" in rtt[0].message
+
+
+def test_check_logs_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = write_valid(tmp_path / "logs")
+    assert cli_main(["check-logs", str(d)]) == 0
+    assert "conforms" in capsys.readouterr().out
+    set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,-5,net,1")
+    assert cli_main(["check-logs", str(d)]) == 1
+    assert "client-0.rtt.csv:2: rtt_us '-5'" in capsys.readouterr().out
+
+
+def test_read_rtt_csv_columns(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    with (d / "client-0.rtt.csv").open("a") as f:
+        f.write(f"{T},1,9,1")  # a partial last line is ignored by the reader
+    cols = read_rtt_csv(d / "client-0.rtt.csv")
+    assert len(cols) == 6
+    assert cols.t_unix_ns.dtype == np.int64 and cols.t_unix_ns[0] == T  # exact, no float
+    assert cols.kind.tolist() == ["net", "net", "app", "app", "lib", "net"]
+    assert cols.rtt_us.tolist() == [250.125, 260.0, 300.5, 270.0, 800.0, 255.5]
+    assert cols.seq.tolist() == [0, 0, 2, 1, 0, 1]
+    assert np.isnan(cols.send_late_us[4]) and np.isnan(cols.send_late_us[5])
+    assert cols.send_late_us[0] == 12.5
+    assert len(read_rtt_logs(d)) == 6
+
+
+def test_read_rtt_csv_header_only_and_bad_header(tmp_path: Path) -> None:
+    path = tmp_path / "client-0.rtt.csv"
+    path.write_text(",".join(RTT_COLUMNS) + "\n")
+    assert len(read_rtt_csv(path)) == 0
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="header"):
+        read_rtt_csv(path)
+
+
+def test_big_rtt_file_is_read_and_checked_quickly(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    n = 200_000
+    players = np.arange(n) % 2
+    seqs = np.arange(n) // 2
+    body = "".join(
+        f"{T + i},{p},{s},{100 + i % 50}.5,net,{i % 7}.25\n"
+        for i, p, s in zip(range(n), players.tolist(), seqs.tolist(), strict=True)
+    )
+    (d / "client-0.rtt.csv").write_text(",".join(RTT_COLUMNS) + "\n" + body)
+    t0 = time.perf_counter()
+    cols = read_rtt_csv(d / "client-0.rtt.csv")
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    violations = check_log_dir(d)
+    check_s = time.perf_counter() - t0
+    assert len(cols) == n and violations == []
+    assert read_s < 1.5 and check_s < 4.0, (read_s, check_s)

@@ -1,0 +1,1 @@
+"""Workflow: running cells, checking logs against prototypes/CONTRACT.md, the netstick CLI."""

@@ -1,0 +1,67 @@
+"""Provenance of a benchmark: what code, toolchain and machine produced the numbers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _run(argv: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def git_commit(repo: Path) -> dict[str, Any]:
+    """HEAD commit and whether the work tree had uncommitted changes."""
+    commit = _run(["git", "rev-parse", "HEAD"], repo)
+    status = _run(["git", "status", "--porcelain"], repo)
+    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def go_version(binary: Path | None = None) -> str | None:
+    """The Go toolchain that built binary (from its build info), else the installed `go`."""
+    go = shutil.which("go")
+    if go is None:
+        return None
+    if binary is not None and binary.is_file():
+        # First line of `go version -m BIN` is "BIN: go1.x.y".
+        info = _run([go, "version", binary.as_posix()])
+        if info:
+            return info.split(": ", 1)[-1].splitlines()[0]
+    return _run([go, "version"])
+
+
+def cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def collect(repo: Path, binary: Path | None = None) -> dict[str, Any]:
+    """Everything a reader needs to know where a result came from."""
+    return {
+        "git": git_commit(repo),
+        "go_version": go_version(binary),
+        "python_version": platform.python_version(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpus_allowed": sorted(os.sched_getaffinity(0)),
+        "hostname": platform.node(),
+        "timestamp_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "netstick_argv": [Path(sys.argv[0]).name, *sys.argv[1:]],
+    }
