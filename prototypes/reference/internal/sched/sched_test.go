@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type periodic struct {
@@ -63,5 +65,17 @@ func TestSleepUntil(t *testing.T) {
 	SleepUntil(d)
 	if n := Now(); n < d {
 		t.Fatalf("woke %d ns early", d-n)
+	}
+}
+
+func TestNowIsClockMonotonic(t *testing.T) {
+	var ts unix.Timespec
+	for range 100 {
+		a := Now()
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		b := Now()
+		if k := ts.Nano(); k < a-20_000 || k > b+20_000 {
+			t.Fatalf("CLOCK_MONOTONIC %d outside [%d, %d] (± 20 µs)", k, a, b)
+		}
 	}
 }

@@ -1,0 +1,52 @@
+# Netstick: `make run` runs the default experiment and prints its results; `make test` runs
+# the tests. Both install what is missing first (workflow/setup.sh).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(CURDIR)/.tools/go/bin:$(PATH)
+export GOTOOLCHAIN := local
+export GOFLAGS := -mod=readonly
+
+REF := prototypes/reference
+BIN := $(REF)/bin/netstick-ref
+PY := .venv/bin/python
+NETSTICK := .venv/bin/netstick
+FUZZ_S ?= 10
+
+.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes clean
+
+all: build
+
+setup:
+	@workflow/setup.sh
+
+build: setup
+	cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
+
+run: demo
+
+demo: build
+	$(NETSTICK) demo --binary $(BIN)
+
+test: build lint test-go fuzz test-python
+
+lint: setup
+	@cd $(REF) && test -z "$$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }
+	cd $(REF) && go vet ./...
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+test-go: setup
+	cd $(REF) && go test -race -count=1 -timeout 300s ./...
+
+# Bounded fuzzing of every decoder that reads from the network.
+fuzz: setup
+	cd $(REF) && go test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZ_S)s ./internal/wire/
+
+test-python: build
+	$(PY) -m pytest -q
+
+bench-prototypes: build
+	$(NETSTICK) bench-prototypes --binary $(BIN) --out data/bench/prototypes.json
+
+clean:
+	rm -rf $(REF)/bin .pytest_cache .ruff_cache

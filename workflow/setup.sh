@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs what Netstick needs on a Debian-like machine — only what is missing, so it is
+# cheap to run before every make target. Sources: Debian's apt, the Go module proxy (which
+# also serves Go toolchains) and PyPI. Nothing else is contacted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "netstick setup: $*" >&2; }
+
+# -- Debian packages -----------------------------------------------------------------------
+APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    log "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+# -- Go toolchain --------------------------------------------------------------------------
+# go.mod names the exact Go version. Debian 12 ships Go 1.19, so when no new enough Go is on
+# PATH, the toolchain is fetched from the Go module proxy (golang.org/toolchain) into .tools/go.
+GO_WANT=$(awk '/^go /{print $2; exit}' prototypes/reference/go.mod)
+go_ok() {
+  local have
+  have=$("$1" env GOVERSION 2>/dev/null | sed 's/^go//') || return 1
+  [[ -n $have ]] && [[ $(printf '%s\n%s\n' "$GO_WANT" "$have" | sort -V | head -1) == "$GO_WANT" ]]
+}
+if [[ -x .tools/go/bin/go ]] && go_ok .tools/go/bin/go; then
+  GO=.tools/go/bin/go
+elif command -v go >/dev/null && go_ok "$(command -v go)"; then
+  GO=$(command -v go)
+else
+  proxy=${GOPROXY:-https://proxy.golang.org}
+  proxy=${proxy%%,*}
+  arch=$(dpkg --print-architecture)
+  zip="v0.0.1-go${GO_WANT}.linux-${arch}.zip"
+  log "fetching Go ${GO_WANT} from ${proxy}/golang.org/toolchain/@v/${zip}"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  curl -fsSL --retry 3 -o "$tmp/go.zip" "${proxy}/golang.org/toolchain/@v/${zip}"
+  unzip -q "$tmp/go.zip" -d "$tmp/x"
+  rm -rf .tools/go
+  mkdir -p .tools
+  mv "$tmp/x/golang.org/toolchain@v0.0.1-go${GO_WANT}.linux-${arch}" .tools/go
+  # Module zips do not keep file modes.
+  chmod +x .tools/go/bin/* .tools/go/pkg/tool/*/*
+  GO=.tools/go/bin/go
+fi
+(cd prototypes/reference && GOTOOLCHAIN=local "$OLDPWD/$GO" mod download) >&2 2>/dev/null ||
+  (cd prototypes/reference && GOTOOLCHAIN=local "$GO" mod download)
+
+# -- Python environment --------------------------------------------------------------------
+if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requirements; then
+  log "creating the Python environment in .venv (requirements.txt)"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt >&2
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2 ||
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps -e . >&2
+  cp requirements.txt .venv/.netstick-requirements
+fi
