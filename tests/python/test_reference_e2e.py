@@ -81,7 +81,8 @@ def test_transport_runs_workload(tmp_path: Path, transport: str, workload: str) 
     assert players_seen == set(range(PLAYERS)), "every player has net RTT samples"
     assert kinds["app"] > 0, "app probes run beside every workload"
     assert (kinds["lib"] > 0) == (transport in LIB_RTT)
-    assert float(rtt.rtt_us.min()) > 0
+    # Measured probes always take time; a library estimate may read 0 (KCP counts whole ms).
+    assert float(rtt.rtt_us[rtt.kind != "lib"].min()) > 0
 
     client = _events(log_dir, "client-0")
     server = _events(log_dir, "server")

@@ -13,12 +13,14 @@ import (
 // File is one CSV log. Rows are appended to an in-memory buffer and written by Flush
 // with one write call, which only ever contains whole lines.
 type File struct {
-	path  string
-	f     *os.File
-	mu    sync.Mutex
-	buf   []byte
-	spare []byte
-	err   error
+	path string
+	f    *os.File
+	// flushMu serialises flushes: each owns the spare buffer while it writes.
+	flushMu sync.Mutex
+	mu      sync.Mutex
+	buf     []byte
+	spare   []byte
+	err     error
 }
 
 // Create creates path (truncating it) and writes the header line.
@@ -44,6 +46,8 @@ func (lf *File) Row(fn func(b []byte) []byte) {
 // Flush writes the buffered lines. It swaps buffers under the lock and writes outside
 // it, so a slow disk never blocks the senders that log rows.
 func (lf *File) Flush() error {
+	lf.flushMu.Lock()
+	defer lf.flushMu.Unlock()
 	lf.mu.Lock()
 	out := lf.buf
 	lf.buf = lf.spare[:0]
