@@ -209,6 +209,7 @@ func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]
 		"first_player":       cfg.FirstPlayer,
 		"tick_rate_hz":       cfg.TickRateHz,
 		"probe_hz":           cfg.ProbeHz,
+		"send_slack_us":      cfg.SendSlack.Seconds() * 1e6,
 		"duration_s":         cfg.Duration.Seconds(),
 		"pid":                os.Getpid(),
 		"host":               host,

@@ -50,7 +50,9 @@ type Client struct {
 
 // New builds a client.
 func New(cfg config.Config, tr transport.Transport, l Logs, stdout io.Writer) *Client {
-	return &Client{cfg: cfg, tr: tr, logs: l, stdout: stdout, lost: make(chan error, 1)}
+	c := &Client{cfg: cfg, tr: tr, logs: l, stdout: stdout, lost: make(chan error, 1)}
+	c.disp.CoalesceNs = cfg.SendSlack.Nanoseconds()
+	return c
 }
 
 func nowUnix() int64 { return time.Now().UnixNano() }

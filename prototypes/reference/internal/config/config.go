@@ -37,6 +37,7 @@ type Config struct {
 	ConnectInterval time.Duration
 	ConnectParallel int
 	ConnectTimeout  time.Duration
+	SendSlack       time.Duration
 	Args            []string
 }
 
@@ -63,7 +64,7 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 		c                                    Config
 		params                               paramList
 		duration, tick, probeHz, connTimeout float64
-		connInterval                         float64
+		connInterval, sendSlack              float64
 		seed                                 string
 	)
 	fs.StringVar(&c.Role, "role", "", "server or client (required)")
@@ -83,6 +84,7 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 	fs.Float64Var(&connInterval, "connect-interval-ms", 2, "client: ms between the starts of two players' connections")
 	fs.IntVar(&c.ConnectParallel, "connect-parallel", 16, "client: connection handshakes in flight at once")
 	fs.Float64Var(&connTimeout, "connect-timeout-s", 10, "client: seconds before a player's connect attempt fails")
+	fs.Float64Var(&sendSlack, "send-slack-us", 100, "client: sends due within this many µs share one wake-up (lateness is logged)")
 	if err := fs.Parse(args); err != nil {
 		return c, usageErr("%v", err)
 	}
@@ -140,6 +142,10 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 		return c, usageErr("-connect-timeout-s %v: expected seconds in (0, 3600]", connTimeout)
 	}
 	c.ConnectTimeout = time.Duration(connTimeout * float64(time.Second))
+	if !(sendSlack >= 0) || sendSlack > 100000 {
+		return c, usageErr("-send-slack-us %v: expected µs in [0, 100000]", sendSlack)
+	}
+	c.SendSlack = time.Duration(sendSlack * float64(time.Microsecond))
 
 	wparams := map[string]string{}
 	c.TransportOpts = transport.Options{}
