@@ -10,7 +10,9 @@ REF := prototypes/reference
 BIN := $(REF)/bin/netstick-ref
 PY := .venv/bin/python
 NETSTICK := .venv/bin/netstick
-FUZZ_S ?= 10
+FUZZ_S ?= 5
+# Every decoder that reads bytes from the network, as package:FuzzTarget.
+FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
 .PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes clean
 
@@ -38,9 +40,12 @@ lint: setup
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...
 
-# Bounded fuzzing of every decoder that reads from the network.
+# Bounded fuzzing of every decoder that reads from the network ($(FUZZ_S) s each).
 fuzz: setup
-	cd $(REF) && go test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZ_S)s ./internal/wire/
+	@for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$pkg $$fn ($(FUZZ_S)s)"; \
+	  (cd $(REF) && go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_S)s ./internal/$$pkg/) || exit 1; \
+	done
 
 test-python: build
 	$(PY) -m pytest -q

@@ -110,6 +110,19 @@ def record_from_result(res: LocalRunResult) -> dict[str, Any]:
     }
 
 
+def repo_relative(value: Any, repo: Path) -> Any:
+    """Paths inside the repository written relative to it: results are committed and must
+    not carry the layout of the machine that measured them."""
+    prefix = f"{repo.resolve()}/"
+    if isinstance(value, str):
+        return value.replace(prefix, "")
+    if isinstance(value, dict):
+        return {k: repo_relative(v, repo) for k, v in value.items()}
+    if isinstance(value, list):
+        return [repo_relative(v, repo) for v in value]
+    return value
+
+
 def failed_record(transport: str, players: int, error: str, cfg: RunConfig) -> dict[str, Any]:
     """The record of a cell that could not run at all (e.g. the server never became ready)."""
     return {
@@ -205,7 +218,7 @@ def run_bench(
         except Exception as exc:  # a harness bug in one cell must not lose the others
             error = "".join(traceback.format_exception(exc)).rstrip()
             rec = failed_record(transport, n, f"internal error: {error}", cfg)
-        records.append(rec)
+        records.append(repo_relative(rec, repo))
         status = "ok" if rec["ok"] else f"FAILED: {(rec['error'] or '').splitlines()[0]}"
         progress(f"[{i}/{len(cells)}] {transport} {n} players: {status}")
         doc = _document(records, prov, transports, players, duration_s, warmup_s, pin)

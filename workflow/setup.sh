@@ -33,7 +33,7 @@ go_ok() {
   [[ -n $have ]] && [[ $(printf '%s\n%s\n' "$GO_WANT" "$have" | sort -V | head -1) == "$GO_WANT" ]]
 }
 if [[ -x .tools/go/bin/go ]] && go_ok .tools/go/bin/go; then
-  GO=.tools/go/bin/go
+  GO=$PWD/.tools/go/bin/go
 elif command -v go >/dev/null && go_ok "$(command -v go)"; then
   GO=$(command -v go)
 else
@@ -51,10 +51,9 @@ else
   mv "$tmp/x/golang.org/toolchain@v0.0.1-go${GO_WANT}.linux-${arch}" .tools/go
   # Module zips do not keep file modes.
   chmod +x .tools/go/bin/* .tools/go/pkg/tool/*/*
-  GO=.tools/go/bin/go
+  GO=$PWD/.tools/go/bin/go
 fi
-(cd prototypes/reference && GOTOOLCHAIN=local "$OLDPWD/$GO" mod download) >&2 2>/dev/null ||
-  (cd prototypes/reference && GOTOOLCHAIN=local "$GO" mod download)
+(cd prototypes/reference && GOTOOLCHAIN=local "$GO" mod download)
 
 # -- Python environment --------------------------------------------------------------------
 if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requirements; then

@@ -1,0 +1,1 @@
+"""Report stage: turns measured results into tables and documents for readers."""
