@@ -1,6 +1,6 @@
 """Render data/bench/prototypes.json as a Markdown table (the README quotes it).
 
-    python -m report.bench_table data/bench/prototypes.json
+python -m report.bench_table data/bench/prototypes.json
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def records_table(doc: dict[str, Any]) -> str:
 
 def targets_table(doc: dict[str, Any]) -> str:
     """Each target with the measured value and the verdict."""
-    lines = ["| target | transport | players | measured | required | verdict |", "|---|---|---:|---:|---:|---|"]
+    lines = [
+        "| target | transport | players | measured | required | verdict |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for t in doc["targets"]:
         m = t["measured"]
         shown = f"{m:.4g}" if isinstance(m, int | float) else "not measured"
