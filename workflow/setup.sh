@@ -58,9 +58,10 @@ fi
 # -- Python environment --------------------------------------------------------------------
 if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requirements; then
   log "creating the Python environment in .venv (requirements.txt)"
+  rm -rf .venv
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt >&2
-  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2 ||
-    .venv/bin/pip install -q --disable-pip-version-check --no-deps -e . >&2
+  # No build isolation: the build backend is the pinned setuptools from requirements.txt.
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2
   cp requirements.txt .venv/.netstick-requirements
 fi
