@@ -86,6 +86,38 @@ def _cmd_check_logs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check_prototype(args: argparse.Namespace) -> int:
+    from workflow import conformance, manifest
+
+    try:
+        man = manifest.load(args.manifest)
+    except manifest.ManifestError as exc:
+        print(f"netstick check-prototype: {exc}", file=sys.stderr)
+        return 2
+    names = [t.strip() for t in (args.transport or "").split(",") if t.strip()]
+    unknown = [t for t in names if t not in man.transport_names]
+    if unknown:
+        print(
+            f"netstick check-prototype: --transport {','.join(unknown)}: expected names from "
+            f"{man.path} (transports: {','.join(man.transport_names)})",
+            file=sys.stderr,
+        )
+        return 2
+    all_passed = True
+    for transport in names or man.transport_names:
+        work_dir = args.work_dir / transport if args.work_dir else None
+        try:
+            results = conformance.check_prototype(
+                man, transport, quick=args.quick, work_dir=work_dir
+            )
+        except conformance.ConformanceError as exc:
+            print(f"netstick check-prototype: {exc}", file=sys.stderr)
+            return 2
+        print(conformance.format_table(man, transport, results) + "\n", flush=True)
+        all_passed = all_passed and all(r.passed for r in results)
+    return 0 if all_passed else 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out_dir = args.out_dir or repo_root() / "data" / "demo" / stamp
@@ -139,6 +171,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="show at most this many violations per file (default %(default)s)",
     )
     p.set_defaults(func=_cmd_check_logs)
+
+    p = sub.add_parser(
+        "check-prototype",
+        help="run a prototype from its manifest and report every violation of the contract",
+    )
+    p.add_argument(
+        "manifest", type=Path, metavar="MANIFEST", help="prototypes/<name>/prototype.yaml"
+    )
+    p.add_argument(
+        "--transport", help="comma-separated transports (default: all the manifest lists)"
+    )
+    p.add_argument("--quick", action="store_true", help="one 2 s stream run instead of stream+idle")
+    p.add_argument("--work-dir", type=Path, help="keep the logs here (default: a removed temp dir)")
+    p.set_defaults(func=_cmd_check_prototype)
 
     all_transports = ",".join(bench.TRANSPORTS)
     p = sub.add_parser("demo", help="a quick table of every transport on loopback")
@@ -195,7 +241,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--binary", type=Path, help=f"prototype binary (default {DEFAULT_BINARY})")
     p.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser(
+        "run-cell", help="run one repetition of one cell: sandbox, server, players, monitors"
+    )
+    p.add_argument("cell", type=Path, metavar="CELL.json", help="cell document (cell.schema.json)")
+    p.add_argument("--out", type=Path, required=True, help="the run's directory (created)")
+    p.set_defaults(func=_cmd_run_cell)
     return parser
+
+
+def _cmd_run_cell(args: argparse.Namespace) -> int:
+    from workflow import cell as cells
+    from workflow import harness
+
+    try:
+        doc = cells.load(args.cell)
+    except cells.CellError as exc:
+        print(f"netstick run-cell: {exc}", file=sys.stderr)
+        return 2
+    outcome = harness.run_cell(doc, args.out)
+    if outcome.status == "ok":
+        print(f"ok: {outcome.path}")
+        return 0
+    print(
+        f"failed ({outcome.reason}): {outcome.detail}\nrecord kept in {outcome.path}",
+        file=sys.stderr,
+    )
+    if outcome.interrupted_by is not None:
+        return 128 + outcome.interrupted_by
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

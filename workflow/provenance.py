@@ -65,3 +65,53 @@ def collect(repo: Path, binary: Path | None = None) -> dict[str, Any]:
         "timestamp_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "netstick_argv": [Path(sys.argv[0]).name, *sys.argv[1:]],
     }
+
+
+def cpu_governor() -> str | None:
+    """The cpufreq governor of CPU 0 (None where the kernel exposes none, e.g. in most VMs)."""
+    try:
+        return Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text().strip()
+    except OSError:
+        return None
+
+
+def go_modules(go_mod: Path) -> dict[str, str]:
+    """Module -> version of every requirement in a go.mod (what a prototype was built from)."""
+    out: dict[str, str] = {}
+    try:
+        text = go_mod.read_text()
+    except OSError:
+        return out
+    in_block = False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if line.startswith("require ("):
+            in_block = True
+            continue
+        if in_block and line == ")":
+            in_block = False
+            continue
+        if line.startswith("require "):
+            line = line[len("require ") :]
+        elif not in_block:
+            continue
+        parts = line.split()
+        if len(parts) >= 2:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def collect_run(repo: Path) -> dict[str, Any]:
+    """Provenance of one run: code, toolchains, module versions and the machine."""
+    return {
+        "git": git_commit(repo),
+        "go_version": go_version(repo / "prototypes/reference/bin/netstick-ref"),
+        "go_modules": go_modules(repo / "prototypes/reference/go.mod"),
+        "python_version": platform.python_version(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_governor": cpu_governor(),
+        "hostname": platform.node(),
+    }

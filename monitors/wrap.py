@@ -1,0 +1,50 @@
+"""Run a command and monitor it on the node where it runs.
+
+    python -m monitors.wrap --name client-1 --out-dir DIR -- CMD ARGS...
+
+Across SLURM nodes the harness cannot see the prototype's processes (psutil reads only the
+local /proc), so each `srun` step starts the prototype through this wrapper: it samples the
+command's process tree into DIR/monitor-<name>.csv, passes stdout and stderr through unchanged
+(the harness reads the READY and CONNECTED lines), forwards SIGTERM and SIGINT to the command,
+and exits with the command's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from monitors.sampler import DEFAULT_INTERVAL_S, Sampler
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m monitors.wrap", description=__doc__)
+    parser.add_argument("--name", required=True, help="process name in the CSV (e.g. server-0)")
+    parser.add_argument("--out-dir", type=Path, required=True, help="where monitor-<name>.csv goes")
+    parser.add_argument("--interval-s", type=float, default=DEFAULT_INTERVAL_S)
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command given after --")
+    child = subprocess.Popen(command)
+
+    def forward(signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    out = args.out_dir / f"monitor-{args.name}.csv"
+    with Sampler({args.name: child.pid}, out, args.interval_s):
+        code = child.wait()
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The harness end to end: real prototypes, real namespaces, real faults.
+
+Every test ends by checking that the run left nothing behind: no process of the run, no
+namespace or veth of the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, needs_reference_binary
+
+from workflow import cell as cells
+from workflow import harness, sandbox
+from workflow.contract import check_log_dir
+from workflow.logs import read_ticks_csv
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="network namespaces need root")
+NETEMU = REPO / "workflow" / "netemu" / "bin" / "netemu"
+needs_netemu = pytest.mark.skipif(not NETEMU.exists(), reason="workflow/netemu not built")
+FAKE_MANIFEST = REPO / "tests" / "python" / "fake-prototype.yaml"
+
+
+def _cell(**kw: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "prototype": "prototypes/reference/prototype.yaml",
+        "transport": "tcp",
+        "players": 6,
+        "workload": "stream",
+        "params": {"size": 100, "rate": 30},
+        "duration_s": 1.5,
+        "sample_interval_s": 0.25,
+        "connect_timeout_s": 15,
+    }
+    doc.update(kw)
+    return cells.validate(doc)
+
+
+def _no_leftovers(run_dir: Path) -> None:
+    """No process still mentions the run's directory, and no sandbox remains."""
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    stray = [
+        line for line in out.splitlines() if str(run_dir.name) in line and "pytest" not in line
+    ]
+    assert stray == [], f"processes left behind: {stray}"
+    assert sandbox.leftovers() == []
+
+
+def _status(path: Path) -> dict[str, Any]:
+    return json.loads((path / "status.json").read_text())
+
+
+@needs_reference_binary
+@needs_root
+@pytest.mark.parametrize("transport", ["tcp", "udp", "quic", "webrtc"])
+def test_run_per_transport_family_in_namespaces(tmp_path: Path, transport: str) -> None:
+    out = tmp_path / "run-ok"
+    res = harness.run_cell(_cell(transport=transport), out)
+    assert res.status == "ok", res.detail
+    assert res.path == out and not (tmp_path / "run-ok.failed").exists()
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["isolation"] == "netns"
+    assert meta["network_profile"]["name"] == "lan"
+    for key in ("sandbox", "server_ready", "clients_connected", "measurement", "stop"):
+        assert key in meta["phases_s"]
+    assert meta["versions"]["go_modules"]["github.com/quic-go/quic-go"]
+    assert meta["commands"]["server"][0].endswith("netstick-ref")
+    assert check_log_dir(out / "logs") == []
+    assert (out / "monitor.csv").read_text().count("\n") > 3
+    assert (out / "net.csv").exists()
+    _no_leftovers(out)
+
+
+@needs_reference_binary
+@needs_root
+def test_udp_wire_bytes_equal_application_bytes(tmp_path: Path) -> None:
+    """Every frame on the server's veth is a UDP datagram of the transport: application bytes
+    plus 1 channel byte + 8 UDP + 20 IPv4 + 14 Ethernet, and a few control datagrams."""
+    out = tmp_path / "run"
+    res = harness.run_cell(_cell(transport="udp", players=5), out)
+    assert res.status == "ok", res.detail
+    meta = json.loads((out / "meta.json").read_text())
+    rx = meta["net_totals"]["server"]
+    ticks = read_ticks_csv(out / "logs" / "server.ticks.csv")
+    msgs_in = sum(int(t["msgs_in"]) for t in ticks)
+    bytes_in = sum(int(t["bytes_in"]) for t in ticks)
+    control = rx["rx_packets"] - msgs_in  # connect requests and disconnects
+    assert 0 <= control <= 5 * 4, f"{control} frames beyond the application's messages"
+    overhead = 1 + 8 + 20 + 14
+    extra = rx["rx_bytes"] - (bytes_in + overhead * msgs_in)
+    # Control datagrams are the header plus at most a 4-byte magic.
+    assert overhead * control <= extra <= (overhead + 4) * control
+
+
+@needs_reference_binary
+@needs_root
+def test_tcp_wire_bytes_at_least_application_bytes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    res = harness.run_cell(_cell(transport="tcp", players=5), out)
+    assert res.status == "ok", res.detail
+    meta = json.loads((out / "meta.json").read_text())
+    rx = meta["net_totals"]["server"]
+    ticks = read_ticks_csv(out / "logs" / "server.ticks.csv")
+    bytes_in = sum(int(t["bytes_in"]) for t in ticks)
+    msgs_in = sum(int(t["msgs_in"]) for t in ticks)
+    assert rx["rx_bytes"] >= bytes_in + 5 * msgs_in + 54 * msgs_in // 2
+
+
+# -- faults -------------------------------------------------------------------------------------
+
+
+def _run_in_background(cell: dict[str, Any], out: Path, tmp_path: Path) -> subprocess.Popen[str]:
+    cell_path = tmp_path / "cell.json"
+    cell_path.write_text(json.dumps(cell))
+    return subprocess.Popen(
+        [sys.executable, "-m", "workflow.cli", "run-cell", str(cell_path), "--out", str(out)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_file(pattern: str, root: Path, timeout_s: float = 20) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = sorted(root.glob(pattern))
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"{pattern} did not appear under {root}")
+
+
+def _pid_of(meta_path: Path) -> int:
+    for _ in range(100):
+        try:
+            return int(json.loads(meta_path.read_text())["pid"])
+        except (json.JSONDecodeError, KeyError, FileNotFoundError):
+            time.sleep(0.05)
+    raise AssertionError(f"no pid in {meta_path}")
+
+
+@needs_reference_binary
+@pytest.mark.parametrize("victim", ["server", "client-0"])
+def test_process_killed_mid_run_fails_the_run(tmp_path: Path, victim: str) -> None:
+    out = tmp_path / "run"
+    cell = _cell(duration_s=8, isolation="none")
+    proc = _run_in_background(cell, out, tmp_path)
+    meta = _wait_for_file(f".run.tmp-*/logs/{victim}.meta.json", tmp_path)
+    _wait_for_file(".run.tmp-*/logs/client-0.meta.json", tmp_path)
+    time.sleep(2.0)  # well inside the measurement window
+    os.kill(_pid_of(meta), signal.SIGKILL)
+    _stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr
+    assert not out.exists(), "a failed run must not sit where data is expected"
+    failed = next((tmp_path / "run.failed").iterdir())
+    status = _status(failed)
+    assert status["status"] == "failed"
+    assert status["reason"] in {"client_exit", "server_exit"}
+    if victim == "server":
+        assert status["exit_codes"]["client-0"] == 5, "players exit 5 when the server is lost"
+    assert (failed / "logs" / "client-0.rtt.csv").exists(), "the logs are kept for diagnosis"
+    _no_leftovers(failed)
+
+
+@pytest.mark.skipif(not FAKE_MANIFEST.exists(), reason="tests/python/fake-prototype.yaml missing")
+def test_server_never_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_PROTOTYPE_MODE", "never-ready")
+    out = tmp_path / "run"
+    cell = _cell(prototype=str(FAKE_MANIFEST), isolation="none", ready_timeout_s=1.5)
+    t0 = time.monotonic()
+    res = harness.run_cell(cell, out)
+    assert res.status == "failed" and res.reason == "not_ready"
+    assert time.monotonic() - t0 < 10
+    assert "server stderr" in res.detail
+    assert not out.exists()
+    _no_leftovers(res.path)
+
+
+@needs_reference_binary
+def test_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        res = harness.run_cell(_cell(isolation="none", port=port), tmp_path / "run")
+    assert res.status == "failed" and res.reason == "server_exit"
+    assert "code 3" in res.detail
+    assert _status(res.path)["exit_codes"]["server"] == 3
+    _no_leftovers(res.path)
+
+
+@needs_reference_binary
+@pytest.mark.parametrize("isolation", ["none", pytest.param("netns", marks=needs_root)])
+def test_sigint_interrupts_cleanly(tmp_path: Path, isolation: str) -> None:
+    out = tmp_path / "run"
+    proc = _run_in_background(_cell(duration_s=30, isolation=isolation), out, tmp_path)
+    _wait_for_file(".run.tmp-*/logs/client-0.meta.json", tmp_path)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert not out.exists()
+    failed = next((tmp_path / "run.failed").iterdir())
+    assert _status(failed)["reason"] == "interrupted"
+    assert not list(tmp_path.glob(".run.tmp-*")), "no temporary directory left"
+    _no_leftovers(failed)
+
+
+def test_finished_run_is_never_redone(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "status.json").write_text('{"status": "ok"}')
+    (out / "sentinel").write_text("measured")
+    res = harness.run_cell(_cell(), out)
+    assert res.status == "ok" and res.detail == "already complete"
+    assert (out / "sentinel").read_text() == "measured"
+
+
+def test_cell_errors_name_the_key(tmp_path: Path) -> None:
+    bad = tmp_path / "cell.json"
+    bad.write_text(json.dumps({"prototype": "p", "transport": "tcp", "players": 0,
+                               "workload": "dance", "duration_s": 1}))  # fmt: skip
+    with pytest.raises(cells.CellError) as err:
+        cells.load(bad)
+    text = str(err.value)
+    assert "players" in text and "workload" in text and str(bad) in text

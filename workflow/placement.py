@@ -1,0 +1,99 @@
+"""Where a run's processes go: this machine, or the nodes of a SLURM allocation.
+
+Inside a multi-node allocation the server runs on the first node and the client processes are
+spread round-robin over the others, each started with `srun` as a one-task step on its node;
+a monitor wrapper on that node samples the real process (psutil cannot see across nodes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class PlacementError(RuntimeError):
+    """The requested placement is impossible here (no allocation, too few nodes, no srun)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    kind: str  # local | slurm
+    nodes: tuple[str, ...] = ()
+    node_addrs: dict[str, str] = field(default_factory=dict)
+    monitor_dir: str | None = None  # slurm: where node-side monitors write their CSVs
+
+    @property
+    def server_node(self) -> str | None:
+        return self.nodes[0] if self.nodes else None
+
+    def client_node(self, index: int) -> str | None:
+        others = self.nodes[1:] or self.nodes
+        return others[index % len(others)] if others else None
+
+    def server_bind_host(self) -> str:
+        # Across nodes the server must accept on its node's interfaces, not only loopback.
+        return "0.0.0.0" if self.kind == "slurm" else "127.0.0.1"
+
+    def server_connect_host(self) -> str:
+        if self.kind == "slurm" and self.server_node:
+            return self.node_addrs.get(self.server_node, self.server_node)
+        return "127.0.0.1"
+
+    def prefix(self, role: str, index: int) -> list[str]:
+        """Command prefix that starts the role's process where it belongs."""
+        if self.kind == "local":
+            return []
+        node = self.server_node if role == "server" else self.client_node(index)
+        return [
+            "srun", "--nodes=1", "--ntasks=1", f"--nodelist={node}", "--overlap",
+            "--kill-on-bad-exit=0", "--quiet", "--unbuffered",
+            sys.executable, "-m", "monitors.wrap", "--name", f"{role}-{index}",
+            "--out-dir", self.monitor_dir or ".", "--",
+        ]  # fmt: skip
+
+    def describe(self) -> dict[str, Any]:
+        if self.kind == "local":
+            return {"kind": "local"}
+        return {
+            "kind": "slurm",
+            "job_id": os.environ.get("SLURM_JOB_ID"),
+            "nodes": list(self.nodes),
+            "node_addrs": self.node_addrs,
+            "server_node": self.server_node,
+        }
+
+
+def _hostnames(nodelist: str) -> list[str]:
+    out = subprocess.run(
+        ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=10
+    )
+    if out.returncode != 0:
+        raise PlacementError(f"scontrol show hostnames {nodelist}: {out.stderr.strip()}")
+    return out.stdout.split()
+
+
+def _node_addr(node: str) -> str:
+    out = subprocess.run(
+        ["scontrol", "show", "node", node], capture_output=True, text=True, timeout=10
+    )
+    m = re.search(r"\bNodeAddr=(\S+)", out.stdout)
+    return m.group(1) if m else node
+
+
+def decide(requested: str, monitor_dir: str | None = None) -> Placement:
+    """local, slurm, or auto (slurm inside a multi-node allocation, else local)."""
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    multi = int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or "1") > 1
+    if requested == "local" or (requested == "auto" and not (nodelist and multi)):
+        return Placement("local")
+    if not nodelist:
+        raise PlacementError("placement slurm needs a SLURM allocation (SLURM_JOB_NODELIST unset)")
+    if shutil.which("srun") is None:
+        raise PlacementError("placement slurm needs srun on PATH")
+    nodes = tuple(_hostnames(nodelist))
+    return Placement("slurm", nodes, {n: _node_addr(n) for n in nodes}, monitor_dir)
