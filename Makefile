@@ -14,7 +14,7 @@ FUZZ_S ?= 5
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes clean
+.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness clean
 
 all: build
 
@@ -23,6 +23,7 @@ setup:
 
 build: setup
 	cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
+	cd workflow/netemu && go build -trimpath -o bin/netemu .
 
 run: demo
 
@@ -34,11 +35,13 @@ test: build lint test-go fuzz test-python
 lint: setup
 	@cd $(REF) && test -z "$$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }
 	cd $(REF) && go vet ./...
+	cd workflow/netemu && test -z "$$(gofmt -l .)" && go vet ./...
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...
+	cd workflow/netemu && go test -count=1 -timeout 300s ./...
 
 # Bounded fuzzing of every decoder that reads from the network ($(FUZZ_S) s each).
 fuzz: setup
@@ -52,6 +55,9 @@ test-python: build
 
 bench-prototypes: build
 	$(NETSTICK) bench-prototypes --binary $(BIN) --out data/bench/prototypes.json
+
+bench-harness: build
+	$(NETSTICK) bench-harness --out data/bench/harness.json
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache

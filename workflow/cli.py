@@ -243,12 +243,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser(
+        "bench-harness", help="the harness's own costs: overhead, monitors, emulator"
+    )
+    p.add_argument("--out", type=Path, default=Path("data/bench/harness.json"))
+    p.add_argument("--raw-dir", type=Path, default=Path("data/raw/bench-harness"))
+    p.add_argument("--repetitions", type=int, default=3)
+    p.set_defaults(func=_cmd_bench_harness)
+
+    p = sub.add_parser(
         "run-cell", help="run one repetition of one cell: sandbox, server, players, monitors"
     )
     p.add_argument("cell", type=Path, metavar="CELL.json", help="cell document (cell.schema.json)")
     p.add_argument("--out", type=Path, required=True, help="the run's directory (created)")
     p.set_defaults(func=_cmd_run_cell)
     return parser
+
+
+def _cmd_bench_harness(args: argparse.Namespace) -> int:
+    from workflow import bench_harness, harness
+
+    doc = bench_harness.run(args.out, args.raw_dir, harness.REPO, args.repetitions)
+    print(bench_harness.summary(doc))
+    print(f"results in {args.out}")
+    return 0
 
 
 def _cmd_run_cell(args: argparse.Namespace) -> int:

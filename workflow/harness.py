@@ -36,10 +36,10 @@ from workflow.localrun import (
     READY_PREFIX,
     _Child,
     _signal_group,
-    _spawn,
     _terminate,
     parse_netstick_line,
     pick_free_port,
+    spawn_process,
     tail,
 )
 
@@ -270,7 +270,10 @@ def _execute(run: _Run, repo: Path) -> None:
     run.counts["players_expected"] = cell["players"]
 
     with run.phase("server_ready"):
-        server = _spawn("server", _prefixed(run, where, "server", 0) + server_argv, run.tmp, None)
+        env = manifests.process_env(man, os.environ)
+        server = spawn_process(
+            "server", _prefixed(run, where, "server", 0) + server_argv, run.tmp, env=env
+        )
         run.children.append(server)
         if server.watcher.wait_for(READY_PREFIX, cell["ready_timeout_s"]) is None:
             code = server.popen.poll()
@@ -291,7 +294,7 @@ def _execute(run: _Run, repo: Path) -> None:
         clients: list[_Child] = []
         for k, argv in enumerate(client_argvs):
             name = f"client-{_first_player(argv)}"
-            child = _spawn(name, _prefixed(run, where, "client", k) + argv, run.tmp, None)
+            child = spawn_process(name, _prefixed(run, where, "client", k) + argv, run.tmp, env=env)
             run.children.append(child)
             clients.append(child)
             pids[name] = child.popen.pid

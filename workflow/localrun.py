@@ -499,3 +499,36 @@ def probe_loss_ratio(events: list[dict[str, str]], kind: str = "net") -> float |
     if not seen:
         return None
     return lost / sent if sent > 0 else 0.0
+
+
+def spawn_process(
+    name: str,
+    argv: Sequence[str],
+    run_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cpu: int | None = None,
+) -> _Child:
+    """Like _spawn (own process group, stdout teed to <name>.stdout.log with NETSTICK lines
+    remembered, stderr to <name>.stderr.log), with env as the child's whole environment.
+
+    For prototypes whose manifest sets environment variables (workflow.manifest.process_env).
+    """
+    if env is None:
+        return _spawn(name, list(argv), run_dir, cpu)
+    stderr_path = run_dir / f"{name}.stderr.log"
+    preexec = functools.partial(os.sched_setaffinity, 0, {cpu}) if cpu is not None else None
+    with stderr_path.open("wb") as stderr:
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=dict(env),
+            start_new_session=True,  # own process group, killed as a whole
+            preexec_fn=preexec,
+        )
+    assert popen.stdout is not None
+    return _Child(
+        name, popen, _LineWatcher(popen.stdout, run_dir / f"{name}.stdout.log"), stderr_path
+    )

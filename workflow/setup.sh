@@ -53,7 +53,9 @@ else
   chmod +x .tools/go/bin/* .tools/go/pkg/tool/*/*
   GO=$PWD/.tools/go/bin/go
 fi
-(cd prototypes/reference && GOTOOLCHAIN=local "$GO" mod download)
+for module in prototypes/reference workflow/netemu; do
+  [[ -f $module/go.mod ]] && (cd "$module" && GOTOOLCHAIN=local "$GO" mod download)
+done
 
 # -- Python environment --------------------------------------------------------------------
 if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requirements; then

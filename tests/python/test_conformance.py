@@ -1,0 +1,354 @@
+"""The conformance checker (workflow.conformance, `netstick check-prototype`).
+
+tests/python/fake_prototype.py implements only what the localrun tests need: its client has no
+SIGTERM handler, no app probes, no exit codes 4 and 5, and neither role rejects bad arguments.
+This module therefore doubles as a conformant stand-in: run as a script it validates the
+arguments like the contract asks, serves with fake_prototype's server unchanged and plays with
+`conformant_client` below. FAKE_CONFORMANCE_BREAK (set through the manifest's `environment`)
+breaks one rule at a time, and each broken variant must produce the right violation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import fake_prototype as fp
+import psutil
+import pytest
+import yaml
+from conftest import REPO, needs_reference_binary
+
+from workflow import conformance
+from workflow import manifest as mf
+from workflow.cli import main as cli_main
+
+FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
+REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"
+BREAK = os.environ.get("FAKE_CONFORMANCE_BREAK", "")
+
+# -- the conformant stand-in (runs in the prototype processes) ----------------------------------
+
+FLAGS = frozenset(
+    {
+        "role", "host", "port", "transport", "players", "first-player", "workload", "param",
+        "duration", "tick-rate", "log-dir", "run-id", "seed", "connect-timeout-s",
+    }
+)  # fmt: skip
+WORKLOAD_PARAMS = {"idle": frozenset(), "stream": frozenset({"size", "rate", "channel"})}
+PROBE_HZ = 10.0
+RTT_HEADER = "t_unix_ns,player,seq,rtt_us,kind,send_late_us"
+
+
+def argument_problem(argv: list[str]) -> str | None:
+    """What is wrong with the command line (CONTRACT.md section 1), naming the flag; None if ok."""
+    i = 0
+    while i < len(argv):
+        m = re.fullmatch(r"-([a-z-]+)(?:=(.*))?", argv[i])
+        if m is None or m.group(1) not in FLAGS:
+            return f"unknown flag {argv[i]}"
+        if m.group(2) is None and i + 1 >= len(argv):
+            return f"flag {argv[i]} needs a value"
+        i += 1 if m.group(2) is not None else 2
+    flags, params = fp.parse_flags(argv)
+    workload = flags.get("workload", "idle")
+    if workload not in WORKLOAD_PARAMS:
+        return f"-workload {workload!r}: expected one of {', '.join(WORKLOAD_PARAMS)}"
+    for key in params:
+        if key not in WORKLOAD_PARAMS[workload]:
+            return f"-param {key}: not a parameter of workload {workload}"
+    if flags.get("role") not in ("server", "client") or "log-dir" not in flags:
+        return "-role server|client and -log-dir are required"
+    return None
+
+
+def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
+    """Players over fake_prototype's TCP echo, with the contract's probes, signals and exits."""
+    first, players = int(flags.get("first-player", "0")), int(flags.get("players", "1"))
+    logs = fp.Logs(Path(flags["log-dir"]), f"client-{first}", "client", flags, params)
+    rtt = logs._open("rtt", RTT_HEADER)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    addr = (flags.get("host", "127.0.0.1"), int(flags.get("port", "7777")))
+    timeout_s = float(flags.get("connect-timeout-s", "10"))
+    socks: list[socket.socket] = []
+    t0 = time.monotonic()
+    for p in range(first, first + players):
+        deadline = time.monotonic() + timeout_s
+        while True:
+            start = time.monotonic()
+            try:
+                s = socket.create_connection(addr, timeout=max(0.1, deadline - start))
+                break
+            except OSError as exc:
+                if time.monotonic() >= deadline or stop.is_set():
+                    logs.row(logs.events, time.time_ns(), p, "connect_failed", "", f"error={exc}")
+                    print(f"fake: player {p} could not connect: {exc}", file=sys.stderr)
+                    logs.exit(4, "connect failed")
+                    return 4
+                stop.wait(0.1)
+        s.settimeout(None)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        socks.append(s)
+        ms = (time.monotonic() - start) * 1e3
+        logs.row(logs.events, time.time_ns(), p, "connect", f"{ms:.3f}", "")
+    print(
+        f"NETSTICK CONNECTED players={players} first={first} connect_s={time.monotonic() - t0:.4f}",
+        flush=True,
+    )
+    net_hz = float(params.get("rate", "60")) if flags.get("workload") == "stream" else PROBE_HZ
+    period = {"net": 1.0 / net_hz, "app": 1.0 / PROBE_HZ}
+    due = {"net": time.monotonic(), "app": time.monotonic() + 0.01}
+    sent = dict.fromkeys(period, 0)
+    end = time.monotonic() + float(flags.get("duration", "0") or "0")
+    code, reason = 0, "duration elapsed"
+    try:
+        while not stop.is_set() and time.monotonic() < end:
+            kind = min(due, key=lambda k: due[k])
+            wait_s = min(due[kind], end) - time.monotonic()
+            if wait_s > 0:
+                stop.wait(wait_s)
+                continue
+            late_us = (time.monotonic() - due[kind]) * 1e6
+            for i, s in enumerate(socks):
+                t_ns, sent_at = time.time_ns(), time.monotonic()
+                s.sendall(fp.PROBE.pack(first + i, sent[kind]))
+                fp.recv_exact(s, fp.PROBE.size)
+                rtt_us = (time.monotonic() - sent_at) * 1e6
+                logs.row(rtt, t_ns, first + i, sent[kind], f"{rtt_us:.1f}", kind, f"{late_us:.1f}")
+            sent[kind] += 1
+            due[kind] += period[kind]
+    except OSError as exc:
+        logs.row(logs.events, time.time_ns(), "", "server_lost", "", f"error={type(exc).__name__}")
+        print(f"fake: connection to the server lost: {exc}", file=sys.stderr)
+        code, reason = 5, "server lost"
+    if stop.is_set() and code == 0:
+        reason = "sigterm"
+        if BREAK == "sigterm-exit-1":
+            code = 1
+    for i, s in enumerate(socks):
+        for kind, n in sent.items():
+            if BREAK == "no-app-probes" and kind == "app":
+                continue
+            detail = f"kind={kind} echoed={n} lost=0 inflight=0"
+            logs.row(logs.events, time.time_ns(), first + i, "probes", n, detail)
+        s.close()
+    logs.exit(code, reason)
+    return code
+
+
+def stand_in_main(argv: list[str]) -> int:
+    if BREAK != "ignore-bad-args" and (problem := argument_problem(argv)) is not None:
+        print(f"fake: bad arguments: {problem}", file=sys.stderr)
+        return 2
+    flags, params = fp.parse_flags(argv)
+    if flags["role"] == "server":
+        return fp.server(flags, params)  # FAKE_PROTOTYPE_MODE=chatty prints before READY
+    return conformant_client(flags, params)
+
+
+# -- tests ---------------------------------------------------------------------------------------
+
+
+def stand_in(**environment: str) -> mf.Manifest:
+    """fake-prototype.yaml, running this module as the conformant stand-in."""
+    doc: dict[str, Any] = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["executable"] = Path(__file__).name
+    doc["optional_flags"] = ["connect-timeout-s"]
+    doc["environment"] = environment
+    return mf.parse(doc, FAKE_MANIFEST)
+
+
+def results_by_name(results: list[conformance.CheckResult]) -> dict[str, conformance.CheckResult]:
+    return {r.name: r for r in results}
+
+
+def our_children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+
+
+def test_stand_in_passes_every_check(tmp_path: Path) -> None:
+    results = conformance.check_prototype(
+        stand_in(), "tcp", work_dir=tmp_path / "work", duration_s=1.5
+    )
+    failed = [(r.name, r.violations) for r in results if r.status != "pass"]
+    assert failed == []
+    assert [r.name for r in results] == list(conformance.CHECKS)
+    assert our_children() == []
+    # two client processes (3 + 2 players) per run, named by their first player
+    logs = tmp_path / "work" / "run-idle" / "logs"
+    assert sorted(p.name for p in logs.glob("client-*.meta.json")) == [
+        "client-0.meta.json",
+        "client-3.meta.json",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("environment", "only", "check", "expected"),
+    [
+        (
+            {"FAKE_PROTOTYPE_MODE": "chatty"},
+            ["ready-line"],
+            "ready-line",
+            [
+                "stdout had 'starting up' before the READY line; nothing may precede it "
+                "(diagnostics go to stderr)",
+                "server stdout has 2 lines ('starting up' besides READY); the server prints "
+                "exactly one line to stdout",
+            ],
+        ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "sigterm-exit-1"},
+            ["sigterm-client"],
+            "sigterm-client",
+            ["client exited with code 1, expected to exit 0 after SIGTERM; stderr: (no output)"],
+        ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "no-app-probes"},
+            ["probes-events"],
+            "probes-events",
+            [
+                "stream: client-0.events.csv has no probes event with kind=app for player(s) "
+                "0, 1, 2; one is written per player and kind at exit",
+                "stream: client-3.events.csv has no probes event with kind=app for player(s) "
+                "3, 4; one is written per player and kind at exit",
+            ],
+        ),
+    ],
+    ids=["prints-before-ready", "exits-1-on-sigterm", "no-app-probes-event"],
+)
+def test_broken_stand_in_gets_the_right_violation(
+    tmp_path: Path, environment: dict[str, str], only: list[str], check: str, expected: list[str]
+) -> None:
+    results = results_by_name(
+        conformance.check_prototype(
+            stand_in(**environment),
+            "tcp",
+            only=only,
+            quick=True,
+            duration_s=1.0,
+            work_dir=tmp_path / "work",
+        )
+    )
+    assert results[check].status == "fail"
+    assert list(results[check].violations) == expected
+    assert our_children() == []
+
+
+def test_ignoring_bad_arguments_is_reported_for_both_roles(tmp_path: Path) -> None:
+    results = results_by_name(
+        conformance.check_prototype(
+            stand_in(FAKE_CONFORMANCE_BREAK="ignore-bad-args"),
+            "tcp",
+            only=["bad-flag", "unknown-workload"],
+            work_dir=tmp_path / "work",
+        )
+    )
+    bad_flag = results["bad-flag"].violations
+    assert bad_flag[0] == (
+        "server accepted the unknown flag -netstick-no-such-flag and started (printed "
+        f"'NETSTICK READY role=server transport=tcp addr=127.0.0.1:{_port(bad_flag[0])} "
+        f"pid={_pid(bad_flag[0])} schema=1')"
+    )
+    # the client ignores the flag, cannot reach the (absent) server and exits 4 after 1 s
+    assert bad_flag[1] == (
+        "client exited with code 4 for the unknown flag -netstick-no-such-flag, expected 2 "
+        "(bad arguments)"
+    )
+    assert bad_flag[2].startswith(
+        "client's stderr does not name '-netstick-no-such-flag' for the unknown flag"
+    )
+    assert results["unknown-workload"].status == "fail"
+    assert (
+        results["unknown-workload"]
+        .violations[0]
+        .startswith("server accepted -workload netstick-no-such-workload and started")
+    )
+    assert our_children() == []
+
+
+def _port(text: str) -> str:
+    m = re.search(r"addr=127\.0\.0\.1:([0-9]+)", text)
+    return m.group(1) if m else "?"
+
+
+def _pid(text: str) -> str:
+    m = re.search(r"pid=([0-9]+)", text)
+    return m.group(1) if m else "?"
+
+
+def test_unmodified_fake_client_is_not_conformant(tmp_path: Path) -> None:
+    """fake_prototype.py's own client: a lost server is a Python traceback, not exit 5."""
+    man = mf.load(FAKE_MANIFEST)
+    results = results_by_name(
+        conformance.check_prototype(
+            man, "tcp", only=["server-lost"], work_dir=tmp_path / "work", duration_s=1.0
+        )
+    )
+    (violation, *rest) = results["server-lost"].violations
+    assert violation.startswith(
+        "client exited with code 1 after its server was killed, expected 5 (connection lost)"
+    )
+    assert "client-0.meta.json has status 'running' after the process exited" in rest[0]
+    assert our_children() == []
+
+
+def test_missing_executable_is_a_clear_error(tmp_path: Path) -> None:
+    doc: dict[str, Any] = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["executable"] = "no-such-program"
+    doc["build"] = {"command": ["make", "fake"]}
+    man = mf.parse(doc, tmp_path / "prototype.yaml")
+    with pytest.raises(
+        conformance.ConformanceError, match=r"is missing; build it with `make fake`"
+    ):
+        conformance.check_prototype(man, "tcp")
+    with pytest.raises(ValueError, match="no transport 'quic'"):
+        conformance.check_prototype(man, "quic")
+
+
+def test_cli_reports_bad_manifest_and_transport(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "prototype.yaml"
+    bad.write_text("name: x\n")
+    assert cli_main(["check-prototype", str(bad)]) == 2
+    assert "contract_schema: missing" in capsys.readouterr().err
+    assert cli_main(["check-prototype", str(FAKE_MANIFEST), "--transport", "quic"]) == 2
+    assert "--transport quic: expected names from" in capsys.readouterr().err
+
+
+@needs_reference_binary
+def test_reference_tcp_quick_passes_via_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    t0 = time.monotonic()
+    code = cli_main(["check-prototype", str(REFERENCE_MANIFEST), "--transport", "tcp", "--quick"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "11 passed, 0 failed, 1 skipped" in out
+    assert time.monotonic() - t0 < 20
+    assert our_children() == []
+
+
+def test_stand_in_script_rejects_bad_arguments_directly(tmp_path: Path) -> None:
+    """The stand-in itself (sanity check of the test double, without the checker)."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "-role", "server", "-log-dir", str(tmp_path), "-bogus", "1"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert "unknown flag -bogus" in proc.stderr
+
+
+if __name__ == "__main__":
+    sys.exit(stand_in_main(sys.argv[1:]))
