@@ -45,12 +45,10 @@ def _cell(**kw: Any) -> dict[str, Any]:
     return cells.validate(doc)
 
 
-def _no_leftovers(run_dir: Path) -> None:
-    """No process still mentions the run's directory, and no sandbox remains."""
+def _no_leftovers(root: Path) -> None:
+    """No process still mentions the test's directory, and no sandbox remains."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    stray = [
-        line for line in out.splitlines() if str(run_dir.name) in line and "pytest" not in line
-    ]
+    stray = [line for line in out.splitlines() if str(root) in line and "pytest" not in line]
     assert stray == [], f"processes left behind: {stray}"
     assert sandbox.leftovers() == []
 
@@ -77,7 +75,7 @@ def test_run_per_transport_family_in_namespaces(tmp_path: Path, transport: str) 
     assert check_log_dir(out / "logs") == []
     assert (out / "monitor.csv").read_text().count("\n") > 3
     assert (out / "net.csv").exists()
-    _no_leftovers(out)
+    _no_leftovers(tmp_path)
 
 
 @needs_reference_binary
@@ -169,7 +167,7 @@ def test_process_killed_mid_run_fails_the_run(tmp_path: Path, victim: str) -> No
     if victim == "server":
         assert status["exit_codes"]["client-0"] == 5, "players exit 5 when the server is lost"
     assert (failed / "logs" / "client-0.rtt.csv").exists(), "the logs are kept for diagnosis"
-    _no_leftovers(failed)
+    _no_leftovers(tmp_path)
 
 
 @pytest.mark.skipif(not FAKE_MANIFEST.exists(), reason="tests/python/fake-prototype.yaml missing")
@@ -183,7 +181,7 @@ def test_server_never_ready(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert time.monotonic() - t0 < 10
     assert "server stderr" in res.detail
     assert not out.exists()
-    _no_leftovers(res.path)
+    _no_leftovers(tmp_path)
 
 
 @needs_reference_binary
@@ -198,7 +196,7 @@ def test_port_in_use(tmp_path: Path) -> None:
     assert res.status == "failed" and res.reason == "server_exit"
     assert "code 3" in res.detail
     assert _status(res.path)["exit_codes"]["server"] == 3
-    _no_leftovers(res.path)
+    _no_leftovers(tmp_path)
 
 
 @needs_reference_binary
@@ -215,7 +213,7 @@ def test_sigint_interrupts_cleanly(tmp_path: Path, isolation: str) -> None:
     failed = next((tmp_path / "run.failed").iterdir())
     assert _status(failed)["reason"] == "interrupted"
     assert not list(tmp_path.glob(".run.tmp-*")), "no temporary directory left"
-    _no_leftovers(failed)
+    _no_leftovers(tmp_path)
 
 
 def test_finished_run_is_never_redone(tmp_path: Path) -> None:
@@ -236,3 +234,82 @@ def test_cell_errors_name_the_key(tmp_path: Path) -> None:
         cells.load(bad)
     text = str(err.value)
     assert "players" in text and "workload" in text and str(bad) in text
+
+
+# -- network profiles measured by the probe -------------------------------------------------------
+
+
+def _net_rtts_ms(run: Path) -> Any:
+    from workflow.logs import read_rtt_logs
+
+    rtt = read_rtt_logs(run / "logs")
+    return rtt.rtt_us[rtt.kind == "net"] / 1000.0
+
+
+def _echo_loss(run: Path) -> float:
+    from workflow.logs import parse_detail, read_events_csv
+
+    sent = lost = 0
+    for e in read_events_csv(run / "logs" / "client-0.events.csv"):
+        if e["event"] == "probes" and parse_detail(e["detail"])["kind"] == "net":
+            d = parse_detail(e["detail"])
+            sent += int(e["value"])
+            lost += int(d["lost"]) + int(d["inflight"])
+    return lost / sent
+
+
+@needs_reference_binary
+@needs_root
+@needs_netemu
+def test_profile_delay_is_what_the_probe_measures(tmp_path: Path) -> None:
+    import numpy as np
+
+    profile = {"description": "25 ms each way", "up": {"delay_ms": 25}, "down": {"delay_ms": 25}}
+    res = harness.run_cell(
+        _cell(transport="udp", players=10, duration_s=3, network_profile=profile), tmp_path / "r"
+    )
+    assert res.status == "ok", res.detail
+    p50 = float(np.percentile(_net_rtts_ms(res.path), 50))
+    assert abs(p50 - 50.0) <= 0.5, f"RTT p50 {p50:.3f} ms with 25 ms injected each way"
+    meta = json.loads((res.path / "meta.json").read_text())
+    assert meta["emulator"]["ab"]["frames_in"] > 0 and meta["emulator_command"]
+    _no_leftovers(tmp_path)
+
+
+@needs_reference_binary
+@needs_root
+@needs_netemu
+def test_profile_loss_is_what_the_probe_measures(tmp_path: Path) -> None:
+    """lossy: 5 % each way, so an echo is lost with probability 1 - 0.95^2 = 9.75 %."""
+    res = harness.run_cell(
+        _cell(
+            transport="udp",
+            players=10,
+            duration_s=6,
+            params={"size": 100, "rate": 60, "channel": "unreliable"},
+            network_profile="lossy",
+        ),
+        tmp_path / "r",
+    )
+    assert res.status == "ok", res.detail
+    loss = _echo_loss(res.path)
+    assert abs(loss - 0.0975) <= 0.02, f"echo loss {loss:.4f}, expected 0.0975 +- 0.02"
+    _no_leftovers(tmp_path)
+
+
+@needs_reference_binary
+@needs_root
+@needs_netemu
+def test_wan_profile_round_trip(tmp_path: Path) -> None:
+    """wan: 50 ms each way with 5 ms normal jitter, so RTTs centre on 100 ms."""
+    import numpy as np
+
+    res = harness.run_cell(
+        _cell(transport="udp", players=5, duration_s=3, network_profile="wan"), tmp_path / "r"
+    )
+    assert res.status == "ok", res.detail
+    rtts = _net_rtts_ms(res.path)
+    p50 = float(np.percentile(rtts, 50))
+    assert abs(p50 - 100.0) <= 1.5, f"RTT p50 {p50:.2f} ms"
+    # Two independent N(0, 5 ms) one-way jitters: the RTT spread is about 7.1 ms.
+    assert 5.0 <= float(np.std(rtts)) <= 9.5

@@ -177,21 +177,32 @@ func (c *Client) connectOne(ctx context.Context, p *player) error {
 	}
 	p.conn = conn
 	p.helloMono = sched.Now()
-	if err := conn.Send(transport.Reliable, wire.AppendHello(nil, wire.Hello{Player: p.id, Schema: wire.SchemaVersion})); err != nil {
-		return fail(fmt.Errorf("send hello: %w", err))
-	}
-	select {
-	case wm := <-p.welcome:
-		if wm.err != nil {
-			return fail(fmt.Errorf("welcome: %w", wm.err))
+	hello := wire.AppendHello(nil, wire.Hello{Player: p.id, Schema: wire.SchemaVersion})
+	// The hello is repeated until the welcome arrives: on a transport without reliability
+	// (udp) either can be lost, and a real game client would retry too.
+	retry := time.NewTicker(helloRetry)
+	defer retry.Stop()
+	for {
+		if err := conn.Send(transport.Reliable, hello); err != nil {
+			return fail(fmt.Errorf("send hello: %w", err))
 		}
-		c.event(int64(p.id), "connect", fmtMs(sched.Now()-start), "")
-		c.event(int64(p.id), "spawn", "", fmt.Sprintf("x=%g y=%g z=%g", wm.w.Spawn.X, wm.w.Spawn.Y, wm.w.Spawn.Z))
-		return nil
-	case <-ctx.Done():
-		return fail(fmt.Errorf("no welcome from the server: %w", ctx.Err()))
+		select {
+		case wm := <-p.welcome:
+			if wm.err != nil {
+				return fail(fmt.Errorf("welcome: %w", wm.err))
+			}
+			c.event(int64(p.id), "connect", fmtMs(sched.Now()-start), "")
+			c.event(int64(p.id), "spawn", "", fmt.Sprintf("x=%g y=%g z=%g", wm.w.Spawn.X, wm.w.Spawn.Y, wm.w.Spawn.Z))
+			return nil
+		case <-retry.C:
+		case <-ctx.Done():
+			return fail(fmt.Errorf("no welcome from the server: %w", ctx.Err()))
+		}
 	}
 }
+
+// helloRetry is how long a player waits for its welcome before saying hello again.
+const helloRetry = 250 * time.Millisecond
 
 // Run connects every player, plays the workload for the duration (or until ctx ends),
 // drains and disconnects. The error wraps ErrConnectFailed or ErrServerLost.

@@ -61,6 +61,7 @@ type player struct {
 	actions      map[uint32]int64 // action id -> monotonic send time
 	worldChunks  uint32
 	worldGot     uint32
+	worldSeen    map[uint32]struct{} // chunk seqs received: a repeated welcome resends chunks
 	worldBytes   int64
 	worldBlocks  uint32
 	worldLoaded  bool
@@ -128,8 +129,14 @@ func (p *player) Received(_ transport.Conn, ch transport.Channel, msg []byte) {
 		}
 		p.chunkBuf = m.Blocks
 		p.mu.Lock()
-		p.worldGot++
-		p.worldBytes += int64(len(msg))
+		if p.worldSeen == nil {
+			p.worldSeen = map[uint32]struct{}{}
+		}
+		if _, dup := p.worldSeen[m.Seq]; !dup {
+			p.worldSeen[m.Seq] = struct{}{}
+			p.worldGot++
+			p.worldBytes += int64(len(msg))
+		}
 		done := p.worldGot == p.worldChunks
 		p.mu.Unlock()
 		if done {

@@ -221,8 +221,20 @@ func SpawnPoint(player uint32) wire.Vec3 {
 
 func (s *Server) join(sess *session, player uint32) {
 	s.mu.Lock()
-	if sess.joined {
+	if sess.joined && sess.player != player {
 		s.mu.Unlock()
+		s.dropMalformed(fmt.Errorf("hello for player %d on the connection of player %d", player, sess.player))
+		return
+	}
+	if sess.joined {
+		// A repeated hello: the client did not get its welcome (lost on a transport without
+		// reliability). Answer again with the current world.
+		if s.snapshot == nil {
+			s.snapshot = s.world.Snapshot()
+		}
+		snap, blocks := s.snapshot, s.world.Blocks()
+		s.mu.Unlock()
+		s.welcome(sess, player, snap, blocks)
 		return
 	}
 	if old := s.joined[player]; old != nil {
@@ -243,6 +255,10 @@ func (s *Server) join(sess *session, player uint32) {
 	}
 	s.mu.Unlock()
 	s.event(int64(player), "join", "", "remote="+sanitize(sess.conn.RemoteAddr()))
+	s.welcome(sess, player, snap, blocks)
+}
+
+func (s *Server) welcome(sess *session, player uint32, snap [][]byte, blocks int) {
 	s.send(sess, transport.Reliable, wire.AppendWelcome(nil, wire.Welcome{
 		Player: player, Spawn: SpawnPoint(player), TickRateHz: uint16(math.Round(s.cfg.TickRateHz)),
 		WorldBlocks: uint32(blocks), WorldChunks: uint32(len(snap)),
