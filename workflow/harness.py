@@ -13,6 +13,7 @@ succeeded, failed, or was interrupted by SIGINT or SIGTERM.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import math
@@ -47,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 META_SCHEMA = 1
 ISOLATED_PORT = 7777  # inside a run's own namespaces no other process can hold the port
 CLIENT_EXIT_SLACK_S = 20.0  # beyond the duration: drain, disconnect, flush
+GROUP_GONE_S = 5.0  # a killed process group's last zombies are reaped by init within this
 
 
 class RunFailure(Exception):
@@ -92,6 +94,8 @@ class _Run:
     meta: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
+    baseline: dict[str, Any] = field(default_factory=dict)
+    host_start: tuple[float, Any] | None = None
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -232,7 +236,8 @@ def _execute(run: _Run, repo: Path) -> None:
     man = manifests.load(proto_path)
     profile_name, profile = profiles.resolve(cell["network_profile"])
     needs_emu = profiles.needs_emulator(profile)
-    where = placement.decide(cell["placement"])
+    # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
+    where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu, sandbox)
     run.meta.update(
         isolation="netns" if isolated else "none",
@@ -260,6 +265,7 @@ def _execute(run: _Run, repo: Path) -> None:
             port = cell.get("port", ISOLATED_PORT)
             run.meta["net_start"] = _sandbox_counters(run)
         else:
+            _measure_idle_baseline(run)
             host_bind, host_connect = where.server_bind_host(), where.server_connect_host()
             default_port = pick_free_port("127.0.0.1") if where.kind == "local" else ISOLATED_PORT
             port = cell.get("port", default_port)
@@ -272,7 +278,7 @@ def _execute(run: _Run, repo: Path) -> None:
     with run.phase("server_ready"):
         env = manifests.process_env(man, os.environ)
         server = spawn_process(
-            "server", _prefixed(run, where, "server", 0) + server_argv, run.tmp, env=env
+            "server", _prefixed(run, where, "server", 0, "server") + server_argv, run.tmp, env=env
         )
         run.children.append(server)
         if server.watcher.wait_for(READY_PREFIX, cell["ready_timeout_s"]) is None:
@@ -294,7 +300,8 @@ def _execute(run: _Run, repo: Path) -> None:
         clients: list[_Child] = []
         for k, argv in enumerate(client_argvs):
             name = f"client-{_first_player(argv)}"
-            child = spawn_process(name, _prefixed(run, where, "client", k) + argv, run.tmp, env=env)
+            prefix = _prefixed(run, where, "client", k, name)
+            child = spawn_process(name, prefix + argv, run.tmp, env=env)
             run.children.append(child)
             clients.append(child)
             pids[name] = child.popen.pid
@@ -332,7 +339,7 @@ def _execute(run: _Run, repo: Path) -> None:
                 f"server exited with code {server.popen.returncode} during the run; "
                 f"stderr:\n{tail(server.stderr_path)}",
             )
-        code = _terminate(server, cell["stop_grace_s"])
+        code = _stop(server, where, cell["stop_grace_s"])
         run.exit_codes["server"] = code
         if code != 0:
             raise RunFailure(
@@ -365,10 +372,24 @@ def _decide_isolation(
     return ok and requested in ("auto", "netns")
 
 
-def _prefixed(run: _Run, where: placement.Placement, role: str, index: int) -> list[str]:
-    if run.sandbox is not None:
-        return list(run.sandbox.prefix(role))
-    return where.prefix(role, index)
+def _prefixed(run: _Run, where: placement.Placement, role: str, index: int, name: str) -> list[str]:
+    prefix = (
+        list(run.sandbox.prefix(role)) if run.sandbox is not None else where.prefix(role, index)
+    )
+    # Recorded per process: with SLURM placement the srun prefix names the node it ran on.
+    run.meta.setdefault("launch_prefixes", {})[name] = prefix
+    return prefix
+
+
+def _stop(child: _Child, where: placement.Placement, grace_s: float) -> int:
+    """Stop child gracefully with the placement's stop signal, then as _terminate does."""
+    if where.stop_signal != signal.SIGTERM and child.popen.poll() is None:
+        # Only the leader (srun), not its group: srun's helper process must outlive it.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.popen.pid, where.stop_signal)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return child.popen.wait(timeout=grace_s)
+    return _terminate(child, grace_s)
 
 
 def _first_player(argv: list[str]) -> str:
@@ -430,7 +451,36 @@ def _start_net_monitor(run: _Run, isolated: bool, server_pid: int) -> Any:
             pid=server_pid,
             ifaces=[run.sandbox.server_iface],
         ).start()
-    return None
+    # Shared interfaces: record every NIC of this machine; the idle baseline measured before
+    # the run is subtracted at the end (approximate, and flagged when within noise).
+    return netcounters.NetSampler(run.tmp / "net.csv", interval_s=cell["sample_interval_s"]).start()
+
+
+def _measure_idle_baseline(run: _Run) -> None:
+    """Without isolation: idle traffic of every NIC before the run, and the starting counters."""
+    from monitors import netcounters
+
+    seconds = run.cell.get("baseline_s", 0)
+    if seconds > 0:
+        run.baseline = netcounters.measure_baseline(seconds, min(0.25, seconds))
+        run.meta["idle_baseline"] = {k: _as_dict(v) for k, v in run.baseline.items()}
+    run.host_start = (time.monotonic(), netcounters.read_counters())
+
+
+def _host_traffic(run: _Run) -> None:
+    """Without isolation: each NIC's traffic during the run, minus the idle baseline."""
+    from monitors import netcounters
+
+    if run.host_start is None:
+        return
+    t0, start = run.host_start
+    end = netcounters.read_counters()
+    duration_s = time.monotonic() - t0
+    deltas = {iface: end[iface] - start[iface] for iface in end if iface in start}
+    run.meta["net_totals_raw"] = {k: _as_dict(v) for k, v in deltas.items()}
+    if run.baseline:
+        rows = netcounters.subtract_baselines(deltas, run.baseline, duration_s)
+        run.meta["net_totals_corrected"] = [_as_dict(r) for r in rows]
 
 
 # -- cleanup ------------------------------------------------------------------------------------
@@ -448,7 +498,7 @@ def _cleanup(run: _Run) -> list[str]:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.popen.wait(timeout=5)
         child.watcher.join()
-        if _group_alive(child.popen.pid):
+        if _group_alive(child.popen.pid, GROUP_GONE_S):
             problems.append(f"process group {child.popen.pid} ({child.name}) still has members")
     if run.sampler is not None:
         try:
@@ -463,6 +513,8 @@ def _cleanup(run: _Run) -> list[str]:
     if run.net is not None:
         with contextlib.suppress(Exception):
             run.net.stop()
+    with contextlib.suppress(Exception):  # evidence only: never a reason to lose the run
+        _host_traffic(run)
     if run.sandbox is not None:
         start = run.meta.pop("net_start", None)
         end = _sandbox_counters(run) if start is not None else None
@@ -495,24 +547,30 @@ def _sandbox_counters(run: _Run) -> dict[str, dict[str, int]] | None:
     return {"server": _as_dict(server), "client": _as_dict(client)}
 
 
-def _as_dict(counters: Any) -> dict[str, int]:
-    if isinstance(counters, dict):
-        return {k: int(v) for k, v in counters.items()}
-    return (
-        {k: int(v) for k, v in vars(counters).items()}
-        if hasattr(counters, "__dict__")
-        else {f: int(getattr(counters, f)) for f in counters.__slots__}
-    )
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass (counters, baselines, corrected rows) as a JSON-ready dict."""
+    if isinstance(obj, dict):
+        return dict(obj)
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _group_alive(pgid: int, wait_s: float = 0.0) -> bool:
+    """Whether the process group still has members after waiting up to wait_s for it to empty.
+
+    A member the leader left behind (srun's helper) is re-parented to init once killed, and
+    stays in the group as a zombie until init reaps it, which takes about a second here.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
 
 
 # -- metadata -----------------------------------------------------------------------------------

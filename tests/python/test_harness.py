@@ -40,6 +40,7 @@ def _cell(**kw: Any) -> dict[str, Any]:
         "duration_s": 1.5,
         "sample_interval_s": 0.25,
         "connect_timeout_s": 15,
+        "baseline_s": 0.5,
     }
     doc.update(kw)
     return cells.validate(doc)
@@ -313,3 +314,20 @@ def test_wan_profile_round_trip(tmp_path: Path) -> None:
     assert abs(p50 - 100.0) <= 1.5, f"RTT p50 {p50:.2f} ms"
     # Two independent N(0, 5 ms) one-way jitters: the RTT spread is about 7.1 ms.
     assert 5.0 <= float(np.std(rtts)) <= 9.5
+
+
+@needs_reference_binary
+def test_without_isolation_traffic_is_counted_on_every_nic_minus_baseline(tmp_path: Path) -> None:
+    res = harness.run_cell(_cell(isolation="none", players=5), tmp_path / "run")
+    assert res.status == "ok", res.detail
+    meta = json.loads((res.path / "meta.json").read_text())
+    assert meta["isolation"] == "none"
+    assert "lo" in meta["idle_baseline"]
+    lo = {r["field"]: r for r in meta["net_totals_corrected"] if r["iface"] == "lo"}
+    ticks = read_ticks_csv(res.path / "logs" / "server.ticks.csv")
+    bytes_in = sum(int(t["bytes_in"]) for t in ticks)
+    # On loopback every byte is counted once as rx and once as tx; the run's traffic must
+    # stand out of the idle noise and carry at least the server's application bytes.
+    assert not lo["rx_bytes"]["within_noise"]
+    assert lo["rx_bytes"]["corrected"] >= bytes_in
+    assert (res.path / "net.csv").read_text().count("\n") > 3
