@@ -252,9 +252,24 @@ def _execute(run: _Run, repo: Path) -> None:
     with run.phase("sandbox"):
         if isolated:
             sandbox.cleanup_stale()  # namespaces of runs whose harness died (owner gone)
-            run.sandbox = sandbox.Sandbox(f"{cell['cell_id']}/{cell['run_id']}", emulator=needs_emu)
+            # The kernel's netem where it exists (and the profile does not ask for the
+            # emulator itself), else the user-space emulator in a middle namespace.
+            use_netem = (
+                needs_emu and not profile.get("force_emulator") and profiles.kernel_has_netem()
+            )
+            run.meta["impairment"] = "netem" if use_netem else "netemu" if needs_emu else "none"
+            run.sandbox = sandbox.Sandbox(
+                f"{cell['cell_id']}/{cell['run_id']}", emulator=needs_emu and not use_netem
+            )
             run.sandbox.__enter__()
-            if needs_emu:
+            if use_netem:
+                sb = run.sandbox
+                commands = profiles.netem_commands(profile, sb.client_iface, sb.server_iface)
+                for cmd in commands:
+                    role = "client" if sb.client_iface in cmd else "server"
+                    subprocess.run([*sb.prefix(role), *cmd], check=True, capture_output=True)
+                run.meta["netem_commands"] = commands
+            elif needs_emu:
                 run.meta["emulator_command"] = run.sandbox.start_emulator(
                     profile,
                     repo / "workflow/netemu/bin/netemu",
