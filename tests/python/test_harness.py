@@ -201,15 +201,22 @@ def test_port_in_use(tmp_path: Path) -> None:
 
 
 @needs_reference_binary
-@pytest.mark.parametrize("isolation", ["none", pytest.param("netns", marks=needs_root)])
-def test_sigint_interrupts_cleanly(tmp_path: Path, isolation: str) -> None:
+@pytest.mark.parametrize(
+    ("isolation", "sig"),
+    [
+        ("none", signal.SIGINT),
+        ("none", signal.SIGTERM),
+        pytest.param("netns", signal.SIGINT, marks=needs_root),
+    ],
+)
+def test_interrupted_harness_cleans_up(tmp_path: Path, isolation: str, sig: signal.Signals) -> None:
     out = tmp_path / "run"
     proc = _run_in_background(_cell(duration_s=30, isolation=isolation), out, tmp_path)
     _wait_for_file(".run.tmp-*/logs/client-0.meta.json", tmp_path)
     time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 128 + signal.SIGINT, stderr
+    assert proc.returncode == 128 + sig, stderr
     assert not out.exists()
     failed = next((tmp_path / "run.failed").iterdir())
     assert _status(failed)["reason"] == "interrupted"
