@@ -94,6 +94,7 @@ class _Run:
     meta: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
+    where: placement.Placement | None = None  # how cleanup must stop the children
     baseline: dict[str, Any] = field(default_factory=dict)
     host_start: tuple[float, Any] | None = None
 
@@ -237,7 +238,7 @@ def _execute(run: _Run, repo: Path) -> None:
     profile_name, profile = profiles.resolve(cell["network_profile"])
     needs_emu = profiles.needs_emulator(profile)
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
-    where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
+    where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu, sandbox)
     run.meta.update(
         isolation="netns" if isolated else "none",
@@ -389,22 +390,32 @@ def _decide_isolation(
 
 def _prefixed(run: _Run, where: placement.Placement, role: str, index: int, name: str) -> list[str]:
     prefix = (
-        list(run.sandbox.prefix(role)) if run.sandbox is not None else where.prefix(role, index)
+        list(run.sandbox.prefix(role))
+        if run.sandbox is not None
+        else where.prefix(role, index, name)
     )
     # Recorded per process: with SLURM placement the srun prefix names the node it ran on.
     run.meta.setdefault("launch_prefixes", {})[name] = prefix
     return prefix
 
 
-def _stop(child: _Child, where: placement.Placement, grace_s: float) -> int:
-    """Stop child gracefully with the placement's stop signal, then as _terminate does."""
-    if where.stop_signal != signal.SIGTERM and child.popen.poll() is None:
-        # Only the leader (srun), not its group: srun's helper process must outlive it.
+def _stop(child: _Child, where: placement.Placement | None, grace_s: float) -> int:
+    """Stop child: as _terminate does, or for an srun step SIGINT, SIGTERM, then SIGKILL.
+
+    srun forwards SIGINT to its task (graceful stop); it answers SIGTERM by SIGKILLing its
+    task. Only srun itself is signalled, never its group: srun's helper process cancels the
+    step if srun dies (SIGKILL) with the step still running, so it must outlive srun.
+    """
+    if where is None or where.kind != "slurm":
+        return _terminate(child, grace_s)
+    for sig in (where.stop_signal, signal.SIGTERM, signal.SIGKILL):
+        if child.popen.poll() is not None:
+            break
         with contextlib.suppress(ProcessLookupError):
-            os.kill(child.popen.pid, where.stop_signal)
+            os.kill(child.popen.pid, sig)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return child.popen.wait(timeout=grace_s)
-    return _terminate(child, grace_s)
+            child.popen.wait(timeout=grace_s)
+    return child.popen.wait()
 
 
 def _first_player(argv: list[str]) -> str:
@@ -504,11 +515,16 @@ def _host_traffic(run: _Run) -> None:
 def _cleanup(run: _Run) -> list[str]:
     """Stop everything the run started; returns what could not be removed."""
     problems: list[str] = []
+    srun = run.where is not None and run.where.kind == "slurm"
     for child in run.children:
         if child.popen.poll() is None:
             name = child.name
-            code = _terminate(child, run.cell.get("stop_grace_s", 3.0))
+            code = _stop(child, run.where, run.cell.get("stop_grace_s", 3.0))
             run.exit_codes.setdefault(name, code)
+        if srun:
+            # srun's helper process (same group) cancels the step through slurmctld when srun
+            # died before its step ended; killing it too would leave the step on its node.
+            _group_alive(child.popen.pid, GROUP_GONE_S)
         _signal_group(child, signal.SIGKILL)  # helpers the leader left behind
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.popen.wait(timeout=5)
@@ -572,8 +588,9 @@ def _as_dict(obj: Any) -> dict[str, Any]:
 def _group_alive(pgid: int, wait_s: float = 0.0) -> bool:
     """Whether the process group still has members after waiting up to wait_s for it to empty.
 
-    A member the leader left behind (srun's helper) is re-parented to init once killed, and
-    stays in the group as a zombie until init reaps it, which takes about a second here.
+    A member that outlives the leader (srun's helper, which exits on its own once srun is
+    gone) is re-parented to init and stays in the group, as a zombie, until init reaps it:
+    about a second here.
     """
     deadline = time.monotonic() + wait_s
     while True:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -44,15 +45,26 @@ class Placement:
             return self.node_addrs.get(self.server_node, self.server_node)
         return "127.0.0.1"
 
-    def prefix(self, role: str, index: int) -> list[str]:
-        """Command prefix that starts the role's process where it belongs."""
+    @property
+    def stop_signal(self) -> signal.Signals:
+        """The signal that stops a process gracefully through its launcher.
+
+        srun turns SIGTERM (and SIGHUP, SIGQUIT) into SIGKILL of its tasks at once, so the
+        prototype could not flush its logs; with --disable-status it forwards a single SIGINT,
+        which monitors.wrap passes on and the contract treats like SIGTERM.
+        """
+        return signal.SIGINT if self.kind == "slurm" else signal.SIGTERM
+
+    def prefix(self, role: str, index: int, name: str | None = None) -> list[str]:
+        """Command prefix that starts the role's process where it belongs; name is the
+        process's name in the run (server, client-<first player>), used for its monitor CSV."""
         if self.kind == "local":
             return []
         node = self.server_node if role == "server" else self.client_node(index)
         return [
             "srun", "--nodes=1", "--ntasks=1", f"--nodelist={node}", "--overlap",
-            "--kill-on-bad-exit=0", "--quiet", "--unbuffered",
-            sys.executable, "-m", "monitors.wrap", "--name", f"{role}-{index}",
+            "--kill-on-bad-exit=0", "--quiet", "--unbuffered", "--disable-status",
+            sys.executable, "-m", "monitors.wrap", "--name", name or f"{role}-{index}",
             "--out-dir", self.monitor_dir or ".", "--",
         ]  # fmt: skip
 

@@ -26,3 +26,24 @@ def fake_binary(tmp_path: Path) -> Path:
     path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_PROTOTYPE}" "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
+
+
+# -- a real local SLURM cluster (tests/python/slurm_cluster.py) -------------------------------
+
+from collections.abc import Iterator  # noqa: E402
+
+import slurm_cluster as _slurm  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[_slurm.SlurmCluster]:
+    """A real SLURM 22.05 cluster on this machine (node1, node2 in partition `netstick`).
+
+    Clients reach it through cluster.env (SLURM_CONF). Skips when not root or when slurm-wlm
+    and munge are not installed; stopped, with nothing left running, at the end of the session.
+    """
+    reason = _slurm.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with _slurm.SlurmCluster.start() as cluster:
+        yield cluster
