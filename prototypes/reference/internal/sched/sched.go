@@ -19,22 +19,38 @@ import (
 // therefore reads Go's clock and shifts it by the offset to CLOCK_MONOTONIC, taken once.
 var (
 	baseTime = time.Now()
-	baseMono = func() int64 {
-		var ts unix.Timespec
-		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-		return ts.Nano() - int64(time.Since(baseTime))
-	}()
+	baseMono = monoOffset()
 )
+
+// monoOffset is CLOCK_MONOTONIC minus Go's monotonic reading. Of several samples it keeps
+// the one whose clock_gettime call was bracketed most tightly, so a preemption between the
+// two readings cannot skew every timestamp of the process.
+func monoOffset() int64 {
+	best, bestGap := int64(0), int64(-1)
+	for range 50 {
+		var ts unix.Timespec
+		a := int64(time.Since(baseTime))
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		b := int64(time.Since(baseTime))
+		if gap := b - a; bestGap < 0 || gap < bestGap {
+			best, bestGap = ts.Nano()-(a+b)/2, gap
+		}
+	}
+	return best
+}
 
 // Now returns CLOCK_MONOTONIC in nanoseconds, the clock of every deadline and RTT.
 func Now() int64 {
 	return baseMono + int64(time.Since(baseTime))
 }
 
-// SleepUntil sleeps until the monotonic deadline (absolute, so no drift accumulates).
+// SleepUntil sleeps until the monotonic deadline (absolute, so no drift accumulates). It
+// returns only once Now() has reached the deadline, so no lateness is ever negative.
 func SleepUntil(deadline int64) {
-	ts := unix.NsecToTimespec(deadline)
-	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+	for Now() < deadline {
+		ts := unix.NsecToTimespec(deadline)
+		for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+		}
 	}
 }
 
