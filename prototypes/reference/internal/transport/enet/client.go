@@ -20,13 +20,11 @@ var errAborted = errors.New("dial aborted")
 
 // client drives the one-peer host of a dialled connection.
 type client struct {
-	t      *Transport
-	h      *host
-	c      *conn
-	hd     transport.Handler
-	result chan error // Dial's outcome, sent once
+	t *Transport
+	h *host
+	c *conn
 
-	// Owned by the host goroutine.
+	// Guarded by h.mu (used on the host goroutine).
 	peer        *C.ENetPeer // nil once ENet reset it
 	connected   bool
 	stop        bool
@@ -59,14 +57,15 @@ func (t *Transport) Dial(ctx context.Context, addr string, hd transport.Handler)
 	// waits for the connection: ENet sends it as a command the server would reject now.
 	C.enet_peer_timeout(peer, 0, C.enet_uint32(t.timeoutMS), C.enet_uint32(t.timeoutMS))
 	c := &conn{h: h, client: true, peer: peer, addr: formatAddr(ip, port)}
-	cl := &client{t: t, h: h, c: c, hd: hd, result: make(chan error, 1), peer: peer}
+	cl := &client{t: t, h: h, c: c, peer: peer}
+	h.hd, h.result = hd, make(chan error, 1)
 	go h.run(cl)
 	select {
-	case err = <-cl.result:
+	case err = <-h.result:
 	case <-ctx.Done():
 		h.post(op{kind: opAbort})
 		// The host goroutine decides: the connection may have come up meanwhile.
-		if err = <-cl.result; errors.Is(err, errAborted) {
+		if err = <-h.result; errors.Is(err, errAborted) {
 			err = ctx.Err()
 		}
 	}
@@ -77,22 +76,18 @@ func (t *Transport) Dial(ctx context.Context, addr string, hd transport.Handler)
 	return c, nil
 }
 
-func (cl *client) apply(o *op) bool {
+func (cl *client) apply(o *op) {
 	switch o.kind {
-	case opSend:
-		return sendOp(o)
 	case opClose:
-		cl.closeLocal()
-		return true // flush the disconnect now
+		cl.closeLocal() // the pass that follows sends the disconnect
 	case opAbort:
 		if !cl.connected && !cl.stop {
 			C.enet_peer_reset(cl.peer)
 			cl.peer, cl.c.peer = nil, nil
 			cl.stop = true
-			cl.result <- errAborted
+			cl.h.addCall(callResult, nil, errAborted)
 		}
 	}
-	return false
 }
 
 // closeLocal starts a graceful disconnect: queued messages first, then ENet's
@@ -106,7 +101,7 @@ func (cl *client) closeLocal() {
 	c.peer = nil
 	C.enet_peer_disconnect_later(cl.peer, dataPeerClosed)
 	cl.lingerUntil = time.Now().Add(cl.t.linger)
-	cl.hd.Disconnected(c, nil)
+	cl.h.addCall(callDisconnected, c, nil)
 }
 
 func (cl *client) event(e *C.ns_event) {
@@ -119,15 +114,15 @@ func (cl *client) event(e *C.ns_event) {
 		cl.connected = true
 		C.ns_peer_setup(cl.peer, C.enet_uint32(cl.t.timeoutMS), cBool(cl.t.throttle))
 		c.updateRTT()
-		cl.hd.Connected(c)
-		cl.result <- nil
+		cl.h.addCall(callConnected, c, nil)
+		cl.h.addCall(callResult, nil, nil) // after Connected: Dial returns after it
 	case C.ENET_EVENT_TYPE_RECEIVE:
 		ch, ok := channelOf(e.channel)
 		if !cl.connected || c.gone || !ok {
 			return
 		}
 		c.updateRTT()
-		cl.hd.Received(c, ch, cl.h.message(e.packet))
+		cl.h.calls = append(cl.h.calls, call{kind: callReceived, c: c, ch: ch, msg: cl.h.message(e.packet)})
 	case C.ENET_EVENT_TYPE_DISCONNECT:
 		// ENet has reset the peer; nothing is left to linger for.
 		cl.peer, c.peer = nil, nil
@@ -136,13 +131,13 @@ func (cl *client) event(e *C.ns_event) {
 		}
 		cl.stop = true
 		if !cl.connected {
-			cl.result <- fmt.Errorf("no answer from the server within %d ms", cl.t.timeoutMS)
+			cl.h.addCall(callResult, nil, fmt.Errorf("no answer from the server within %d ms", cl.t.timeoutMS))
 			return
 		}
 		if !c.gone {
 			c.gone = true
 			c.closed.Store(true)
-			cl.hd.Disconnected(c, disconnectErr(e.data, cl.t.timeoutMS))
+			cl.h.addCall(callDisconnected, c, disconnectErr(e.data, cl.t.timeoutMS))
 		}
 	}
 }

@@ -24,7 +24,7 @@ type conn struct {
 	closed atomic.Bool  // Send fails fast once set
 	rtt    atomic.Int64 // ENet's roundTripTime in ns, 0 until known
 
-	// Owned by the host goroutine.
+	// Guarded by h.mu.
 	peer *C.ENetPeer // nil once the connection is gone or closed locally
 	gone bool        // Disconnected was reported (or is being reported)
 }
@@ -32,8 +32,9 @@ type conn struct {
 var _ transport.RTTEstimator = (*conn)(nil)
 
 // Send implements transport.Conn. The message is copied into an ENetPacket here, so
-// msg is free when Send returns; the host goroutine passes the packet to ENet and
-// flushes it within microseconds.
+// msg is free when Send returns. A dialled connection sends it at once from the
+// calling goroutine; the server's host goroutine sends it at the end of its current
+// pass, within microseconds.
 func (c *conn) Send(ch transport.Channel, msg []byte) error {
 	if c.closed.Load() {
 		return transport.ErrClosed
@@ -56,18 +57,20 @@ func (c *conn) Send(ch transport.Channel, msg []byte) error {
 	if len(msg) > 0 {
 		p = unsafe.Pointer(&msg[0])
 	}
-	// enet_packet_create only mallocs and copies; it touches no host state, so it is
-	// safe outside the host goroutine.
-	pkt := C.enet_packet_create(p, C.size_t(len(msg)), flags)
-	if pkt == nil {
-		return fmt.Errorf("enet send %d B to %s: enet_packet_create: out of memory", len(msg), c.addr)
+	var pkt *C.ENetPacket
+	if len(msg) > copyOutside {
+		// enet_packet_create only mallocs and copies; it touches no host state, so a
+		// large message is copied before taking the host lock.
+		if pkt = C.enet_packet_create(p, C.size_t(len(msg)), flags); pkt == nil {
+			return fmt.Errorf("enet send %d B to %s: enet_packet_create: out of memory", len(msg), c.addr)
+		}
 	}
-	if !c.h.post(op{c: c, pkt: pkt, kind: opSend, ch: ch}) {
-		C.enet_packet_destroy(pkt)
-		return transport.ErrClosed
-	}
-	return nil
+	return c.h.send(c, ch, pkt, p, len(msg), flags)
 }
+
+// copyOutside is the message size above which Send copies it into an ENetPacket
+// before taking the host lock, in a separate cgo call.
+const copyOutside = 16 << 10
 
 // Close implements transport.Conn. A dialled connection's Close returns after its host
 // goroutine ended (at most linger_ms plus one pass), except when called from a handler
@@ -92,7 +95,7 @@ func (c *conn) LibRTT() (time.Duration, bool) {
 	return time.Duration(v), v > 0
 }
 
-// updateRTT copies ENet's estimate out; host goroutine only.
+// updateRTT copies ENet's estimate out; h.mu held.
 func (c *conn) updateRTT() {
 	if c.peer != nil {
 		c.rtt.Store(int64(c.peer.roundTripTime) * int64(time.Millisecond))

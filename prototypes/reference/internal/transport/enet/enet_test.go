@@ -493,3 +493,109 @@ func TestListenerCloseReportsAll(t *testing.T) {
 		}
 	}
 }
+
+// sentDatagrams reads ENet's count of datagrams a host sent.
+func sentDatagrams(h *host) uint32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return uint32(h.h.totalSentPackets)
+}
+
+// TestAckRidesWithEcho checks that the server's acknowledgement of a reliable message
+// and the handler's echo leave in one datagram (see ns_intercept): about one server
+// datagram per echo, where a plain enet_host_service loop sends two.
+func TestAckRidesWithEcho(t *testing.T) {
+	tr := newT(t, nil)
+	ln := listen(t, tr, &echo{})
+	s := newSink()
+	c := dial(t, tr, ln.Addr(), s)
+	l := ln.(*listener)
+	time.Sleep(50 * time.Millisecond)
+	before := sentDatagrams(l.h)
+	const n = 100
+	for i := range n {
+		if err := c.Send(transport.Reliable, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // one message per service pass
+	}
+	waitUntil(t, "echoes", func() bool { return s.count(transport.Reliable) == n })
+	got := sentDatagrams(l.h) - before
+	t.Logf("server sent %d datagrams for %d reliable echoes", got, n)
+	if got > n+n/5 {
+		t.Fatalf("server sent %d datagrams for %d echoes: acknowledgements travel alone", got, n)
+	}
+}
+
+// pinger answers every echo with the next message from inside Received, on the client
+// host goroutine (as the pingpong workload does), until left reaches 0.
+type pinger struct {
+	left atomic.Int64
+	done chan struct{}
+}
+
+func (p *pinger) Connected(transport.Conn) {}
+func (p *pinger) Received(c transport.Conn, ch transport.Channel, msg []byte) {
+	if p.left.Add(-1) == 0 {
+		close(p.done)
+		return
+	}
+	_ = c.Send(ch, msg)
+}
+func (p *pinger) Disconnected(transport.Conn, error) {}
+
+func TestSendFromHandlers(t *testing.T) {
+	tr := newT(t, nil)
+	ln := listen(t, tr, &echo{})
+	for _, ch := range []transport.Channel{transport.Reliable, transport.Unreliable} {
+		p := &pinger{done: make(chan struct{})}
+		const n = 2000
+		p.left.Store(n)
+		c := dial(t, tr, ln.Addr(), p)
+		start := time.Now()
+		if err := c.Send(ch, []byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.done:
+			t.Logf("%v: %d round trips in %v", ch, n, time.Since(start))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v: stuck with %d of %d round trips left", ch, p.left.Load(), n)
+		}
+		_ = c.Close()
+	}
+}
+
+// TestSendArmsRetransmitTimer checks that a Send on a dialled connection, which
+// flushes from the caller's goroutine, moves the sleeping host goroutine's wake-up to
+// ENet's retransmission timer for the message.
+func TestSendArmsRetransmitTimer(t *testing.T) {
+	tr := newT(t, nil)
+	ln := listen(t, tr, &echo{})
+	c := dial(t, tr, ln.Addr(), newSink())
+	cc, l := c.(*conn), ln.(*listener)
+	time.Sleep(100 * time.Millisecond) // nothing in flight: the client host sleeps long
+	// Hold the server's host lock so that nothing is acknowledged meanwhile.
+	l.h.mu.Lock()
+	err := c.Send(transport.Reliable, []byte("x"))
+	sent := time.Now()
+	cc.h.mu.Lock()
+	rto := time.Duration(cc.peer.nextTimeout-cc.h.h.serviceTime) * time.Millisecond
+	inFlight := cc.peer.sentReliableCommands.sentinel.next != &cc.peer.sentReliableCommands.sentinel
+	deadline, armed, awake := cc.h.deadline, cc.h.armed, cc.h.awake
+	cc.h.mu.Unlock()
+	l.h.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inFlight {
+		t.Fatal("the reliable message is not in flight after Send")
+	}
+	t.Logf("retransmission timeout %v; host deadline in %v (awake %v)", rto, deadline.Sub(sent), awake)
+	if deadline.After(sent.Add(rto + 2*time.Millisecond)) {
+		t.Fatalf("host deadline %v after Send, later than ENet's retransmission timer %v", deadline.Sub(sent), rto)
+	}
+	if !awake && !armed.Equal(deadline) {
+		t.Fatalf("sleeping host armed for %v, deadline %v", armed.Sub(sent), deadline.Sub(sent))
+	}
+}

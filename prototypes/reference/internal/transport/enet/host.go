@@ -26,35 +26,49 @@ import (
 
 const (
 	maxEvents  = 64                     // events fetched per cgo call
-	maxBatches = 16                     // event batches per pass before queued sends get a turn
 	maxWaitMS  = 50                     // sleep cap, a safety net behind the timer computation
 	rttRefresh = 100 * time.Millisecond // how often LibRTT values are copied out of ENet
-	keepBuf    = 64 << 10               // receive buffer kept across messages
+	keepBuf    = 64 << 10               // largest receive copy buffer kept across batches
 )
 
 type opKind uint8
 
 const (
-	opSend     opKind = iota
-	opClose           // local Close of one connection
-	opAbort           // Dial's ctx ended before the connection was up
-	opShutdown        // Listener.Close
+	opClose    opKind = iota // local Close of one connection
+	opAbort                  // Dial's ctx ended before the connection was up
+	opShutdown               // Listener.Close
 )
 
-// op is one request from another goroutine to the host goroutine. pkt is C memory
-// owned by the op until the host goroutine hands it to ENet or destroys it.
+// op is one request from another goroutine to the host goroutine.
 type op struct {
 	c    *conn
-	pkt  *C.ENetPacket
 	kind opKind
+}
+
+type callKind uint8
+
+const (
+	callConnected callKind = iota
+	callReceived
+	callDisconnected
+	callResult // Dial's outcome (err) to the client's result channel
+)
+
+// call is one handler callback, collected under the host lock and made after it is
+// released, so that handlers may Send (which takes the lock) or Close.
+type call struct {
+	kind callKind
 	ch   transport.Channel
+	c    *conn
+	msg  []byte // in host.arena, valid until the next batch
+	err  error
 }
 
 // driver is the server- or client-specific half of a host goroutine. All its methods
-// run on the host goroutine.
+// run on the host goroutine with host.mu held; they report to the handler only through
+// host.calls.
 type driver interface {
-	// apply executes one op; it reports whether ENet has new data to send.
-	apply(o *op) bool
+	apply(o *op)
 	event(e *C.ns_event)
 	refreshRTT()
 	// state returns how long the host may sleep at most (ms) and whether to stop.
@@ -63,28 +77,41 @@ type driver interface {
 	finish()
 }
 
-// host is one ENetHost and the queue other goroutines feed it through.
+// host is one ENetHost with the goroutine that services it.
 type host struct {
-	h     *C.ENetHost
-	evs   *C.ns_event // C array of maxEvents, so ENet's packets never sit in Go memory
-	nPrev C.int       // events of the last batch, whose packets are still alive
-	buf   []byte      // receive copy buffer, host goroutine only
-	again bool        // events or datagrams were left for the next pass
-	gid   atomic.Uint64
-	done  chan struct{}
+	evs    *C.ns_event // C array of maxEvents, so ENet's packets never sit in Go memory
+	direct bool        // one peer (a dialled connection): Send flushes at once
+	gid    atomic.Uint64
+	done   chan struct{}
+	hd     transport.Handler
+	result chan error // a client's Dial outcome, sent once
 
-	// sock is a dup of ENet's socket registered with Go's netpoller; watch turns its
-	// readiness into a token on ready. wake gets a token when the queue fills.
-	sock      *os.File
-	ready     chan struct{}
-	wake      chan struct{}
-	watchDone chan struct{}
+	// sock is an epoll descriptor watching ENet's socket (ns_epoll_socket), registered
+	// with Go's netpoller. The host goroutine sleeps in rc.Read until a datagram
+	// arrives or sock's read deadline passes: the deadline is ENet's next timer, and
+	// other goroutines wake the host goroutine by moving it into the past.
+	sock *os.File
+	rc   syscall.RawConn
 
-	mu          sync.Mutex
-	q, spare    []op
-	wakePending bool // the host goroutine is awake or already woken
-	dead        bool
+	// Host goroutine only.
+	calls []call
+	arena []byte // copies of the received messages of one batch
+
+	// mu serialises every libenet call on h and guards the fields below and the
+	// connection state the drivers keep (conn.peer, conn.gone, driver fields).
+	mu        sync.Mutex
+	h         *C.ENetHost
+	nPrev     C.int // events of the last batch, whose packets are still alive
+	q, spare  []op
+	awake     bool      // the host goroutine is running or already woken
+	needFlush bool      // server: a message was queued since the last pass or flush
+	deadline  time.Time // when the host goroutine must service ENet's timers
+	armed     time.Time // sock's read deadline
+	dead      bool
 }
+
+// past is a read deadline that has passed: it wakes the host goroutine.
+var past = time.Unix(1, 0)
 
 func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int) (*host, error) {
 	b := C.int(0)
@@ -99,14 +126,14 @@ func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int) (*host, err
 		}
 		return nil, fmt.Errorf("enet_host_create: %w", errno)
 	}
-	// A dup shares the socket's open file (and its O_NONBLOCK), so os.NewFile registers
-	// it with the netpoller; closing the dup later leaves ENet's descriptor alone.
-	fd, errno := C.ns_dup_socket(eh)
+	// Go's netpoller waits on an epoll descriptor that watches the socket for input
+	// (see ns_epoll_socket); closing it leaves ENet's descriptor alone.
+	fd, errno := C.ns_epoll_socket(eh)
 	if fd < 0 {
 		C.enet_host_destroy(eh)
-		return nil, fmt.Errorf("dup enet socket: %w", errno)
+		return nil, fmt.Errorf("epoll for enet socket: %w", errno)
 	}
-	sock := os.NewFile(uintptr(fd), "enet-socket")
+	sock := os.NewFile(uintptr(fd), "enet-epoll")
 	rc, err := sock.SyscallConn()
 	if err != nil {
 		_ = sock.Close()
@@ -119,41 +146,40 @@ func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int) (*host, err
 		C.enet_host_destroy(eh)
 		return nil, errors.New("out of memory")
 	}
-	h := &host{h: eh, evs: evs, buf: make([]byte, keepBuf), done: make(chan struct{}),
-		sock: sock, ready: make(chan struct{}, 1), wake: make(chan struct{}, 1), watchDone: make(chan struct{})}
-	go h.watch(rc)
+	h := &host{h: eh, evs: evs, direct: !bind, done: make(chan struct{}),
+		sock: sock, rc: rc, awake: true, deadline: time.Now()}
 	return h, nil
-}
-
-// watch waits for the socket to become readable and passes a token to the host
-// goroutine each time. The netpoller is edge-triggered: every datagram that arrives
-// after ENet's last read wakes it, and ns_events reads until the socket is empty.
-func (h *host) watch(rc syscall.RawConn) {
-	defer close(h.watchDone)
-	armed := false
-	// The callback never says "done", so Read returns only when sock is closed.
-	_ = rc.Read(func(uintptr) bool {
-		if armed {
-			select {
-			case h.ready <- struct{}{}:
-			default:
-			}
-		}
-		armed = true
-		return false
-	})
 }
 
 // addr returns the bound address of the host.
 func (h *host) addr() ([4]byte, uint16) {
 	var ip [4]byte
 	var port C.enet_uint16
+	h.mu.Lock()
 	C.ns_host_addr(h.h, (*C.uchar)(unsafe.Pointer(&ip[0])), &port)
+	h.mu.Unlock()
 	return ip, uint16(port)
 }
 
+// wakeLocked makes a sleeping host goroutine run a round; mu must be held.
+func (h *host) wakeLocked() {
+	if !h.awake {
+		h.awake = true
+		h.armLocked(past)
+	}
+}
+
+// armLocked sets sock's read deadline; mu must be held. Setting it under mu orders it
+// with the host goroutine's own settings, so a wake-up is never overwritten.
+func (h *host) armLocked(t time.Time) {
+	if !t.Equal(h.armed) {
+		_ = h.sock.SetReadDeadline(t)
+		h.armed = t
+	}
+}
+
 // post queues o for the host goroutine and wakes it if it sleeps. It returns false
-// once the host is gone; the caller then still owns o.pkt.
+// once the host is gone.
 func (h *host) post(o op) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -161,38 +187,46 @@ func (h *host) post(o op) bool {
 		return false
 	}
 	h.q = append(h.q, o)
-	if !h.wakePending {
-		h.wakePending = true
-		select {
-		case h.wake <- struct{}{}:
-		default:
-		}
-	}
+	h.wakeLocked()
 	return true
 }
 
-// take swaps the queue out. While the host goroutine is awake, senders need not wake
-// it (final false keeps wakePending set); the last take before sleeping clears it so
-// the next Send wakes the host.
-func (h *host) take(final bool) []op {
+// send hands a message (pkt, or a packet made from data) to ENet for c. A client host
+// flushes it at once from the calling goroutine; the server host queues it and flushes
+// at the end of the host goroutine's pass, waking it if it sleeps, so that the echoes
+// of one batch and the messages of one game tick share a flush (which walks every peer
+// slot). The caller must not hold mu.
+func (h *host) send(c *conn, ch transport.Channel, pkt *C.ENetPacket, data unsafe.Pointer, n int, flags C.enet_uint32) error {
 	h.mu.Lock()
-	q := h.q
-	h.q = h.spare[:0]
-	h.wakePending = !final
-	h.mu.Unlock()
-	return q
-}
-
-func (h *host) applyAll(d driver, q []op) bool {
-	sent := false
-	for i := range q {
-		if d.apply(&q[i]) {
-			sent = true
+	defer h.mu.Unlock()
+	if h.dead || c.gone || c.peer == nil {
+		if pkt != nil {
+			C.enet_packet_destroy(pkt)
 		}
-		q[i] = op{}
+		return transport.ErrClosed
 	}
-	h.spare = q[:0]
-	return sent
+	var wait C.int
+	switch C.ns_send(h.h, c.peer, C.enet_uint8(ch), pkt, data, C.size_t(n), flags, cBool(h.direct), maxWaitMS, &wait) {
+	case 0:
+	case -2:
+		return fmt.Errorf("enet send %d B to %s: enet_packet_create: out of memory", n, c.addr)
+	default:
+		return nil // ENet refused it (the peer is disconnecting): dropped silently
+	}
+	if !h.direct {
+		h.needFlush = true
+		h.wakeLocked()
+		return nil
+	}
+	// The message may have started a retransmission timer earlier than the one the
+	// host goroutine sleeps for.
+	if dl := time.Now().Add(time.Duration(wait) * time.Millisecond); dl.Before(h.deadline) {
+		h.deadline = dl
+		if !h.awake {
+			h.armLocked(dl)
+		}
+	}
+	return nil
 }
 
 // goid returns the current goroutine's id from its stack header. Only Close uses it,
@@ -212,80 +246,161 @@ func goid() uint64 {
 // where waiting for the host to stop would deadlock.
 func (h *host) inHost() bool { return h.gid.Load() == goid() }
 
-// run is the host goroutine: the only one that calls libenet for this host.
+// run is the host goroutine. Each round takes the lock, applies queued ops, fetches one
+// batch of ENet events (servicing the socket when ENet has none queued) and turns them
+// into handler calls, then makes the calls without the lock. It sleeps when ENet has
+// nothing more, until the socket is readable, an op or flush is due, or ENet's next
+// timer of any peer (earliest retransmission or ping), at most maxWaitMS.
 func (h *host) run(d driver) {
 	h.gid.Store(goid())
 	defer func() {
 		h.teardown()
 		close(h.done)
 	}()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	lastRTT := time.Now()
-	for {
-		h.applyAll(d, h.take(false))
-		if _, stop := d.state(); stop {
-			break
-		}
-		h.dispatch(d)
-		// Handlers (an echo, say) queue sends while we dispatch: flush them now instead
-		// of at the next pass.
-		if h.applyAll(d, h.take(true)) {
-			C.enet_host_flush(h.h)
-		}
-		maxWait, stop := d.state()
-		if stop {
-			break
-		}
-		if now := time.Now(); now.Sub(lastRTT) >= rttRefresh {
-			d.refreshRTT()
-			lastRTT = now
-		}
-		if h.again {
-			continue
-		}
-		wait := C.ns_next_timer(h.h, C.int(min(maxWait, maxWaitMS)))
-		timer.Reset(time.Duration(wait) * time.Millisecond)
-		select {
-		case <-h.ready:
-		case <-h.wake:
-		case <-timer.C:
+	stopped := false
+	// service runs rounds until ENet has nothing more, then returns false to sleep in
+	// the netpoller. It is called again when the socket becomes readable: the netpoller
+	// is edge-triggered, and each round's service pass reads the socket until it is
+	// empty, so every datagram that arrives after that read wakes the host goroutine.
+	service := func(uintptr) bool {
+		for {
+			more, stop := h.round(d, &lastRTT)
+			h.runCalls()
+			if stop {
+				stopped = true
+				return true
+			}
+			if !more && h.sleepReady(d) {
+				return false
+			}
 		}
 	}
+	for !stopped {
+		err := h.rc.Read(service)
+		if stopped {
+			break
+		}
+		// The deadline passed: ENet's timer, or a wake-up. Read fails at once while it
+		// stays in the past, so clear it; the next round arms the next one.
+		h.mu.Lock()
+		h.awake = true
+		h.armLocked(time.Time{})
+		h.mu.Unlock()
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			// The netpoller cannot wait for this socket (not expected): poll it.
+			time.Sleep(time.Millisecond)
+			service(0)
+		}
+	}
+	h.mu.Lock()
 	d.finish()
+	h.mu.Unlock()
 }
 
-// dispatch hands ENet's events to d until the socket is drained, or maxBatches
-// batches are done (then again makes the loop come back without sleeping, so queued
-// sends are not starved by a flood of datagrams).
-func (h *host) dispatch(d driver) {
-	evs := unsafe.Slice(h.evs, maxEvents)
-	var more C.int
-	for range maxBatches {
-		n := C.ns_events(h.h, h.evs, maxEvents, h.nPrev, &more)
-		h.nPrev = n
-		for i := range int(n) {
-			d.event(&evs[i])
+// round is one locked step of run; more says ENet had more events than one batch.
+func (h *host) round(d driver, lastRTT *time.Time) (more, stop bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.awake = true
+	q := h.q
+	h.q = h.spare[:0]
+	for i := range q {
+		d.apply(&q[i])
+		q[i] = op{}
+	}
+	h.spare = q[:0]
+	maxWait, stop := d.state()
+	if stop {
+		return false, true
+	}
+	var cMore, cPass, cFlush, wait C.int
+	n := C.ns_events(h.h, h.evs, maxEvents, h.nPrev, C.int(min(maxWait, maxWaitMS)), &cMore, &cPass, &cFlush, &wait)
+	h.nPrev = n
+	now := time.Now()
+	if cFlush != 0 {
+		h.needFlush = true
+	} else if cPass != 0 {
+		h.needFlush = false // the pass sent what was queued
+	}
+	// wait covers every peer as of now, including messages sent since the last round.
+	h.deadline = now.Add(time.Duration(wait) * time.Millisecond)
+	h.arena = h.arena[:0]
+	for i := range int(n) {
+		d.event(&unsafe.Slice(h.evs, maxEvents)[i])
+	}
+	if now.Sub(*lastRTT) >= rttRefresh {
+		d.refreshRTT()
+		*lastRTT = now
+	}
+	_, stop = d.state()
+	return cMore != 0, stop
+}
+
+// runCalls makes the handler calls of the last round, without the lock.
+func (h *host) runCalls() {
+	for i := range h.calls {
+		cl := &h.calls[i]
+		switch cl.kind {
+		case callConnected:
+			h.hd.Connected(cl.c)
+		case callReceived:
+			h.hd.Received(cl.c, cl.ch, cl.msg)
+		case callDisconnected:
+			h.hd.Disconnected(cl.c, cl.err)
+		case callResult:
+			h.result <- cl.err
 		}
-		if more == 0 {
-			h.again = false
-			return
+		*cl = call{}
+	}
+	h.calls = h.calls[:0]
+}
+
+// sleepReady flushes what the handlers (or other goroutines, on the server) queued and
+// arms the timer. It returns false if an op arrived meanwhile: then no sleep.
+func (h *host) sleepReady(d driver) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.q) > 0 {
+		return false
+	}
+	if h.needFlush {
+		h.needFlush = false
+		maxWait, _ := d.state()
+		wait := C.ns_flush(h.h, C.int(min(maxWait, maxWaitMS)))
+		if dl := time.Now().Add(time.Duration(wait) * time.Millisecond); dl.Before(h.deadline) {
+			h.deadline = dl
 		}
 	}
-	h.again = true
+	h.awake = false
+	h.armLocked(h.deadline)
+	return true
 }
 
-// message copies a received packet into Go memory valid until the next message.
+// addCall queues a handler call; host goroutine, mu held.
+func (h *host) addCall(kind callKind, c *conn, err error) {
+	h.calls = append(h.calls, call{kind: kind, c: c, err: err})
+}
+
+// message copies a received packet into the arena: Go memory valid until the next
+// batch, i.e. for the handler call.
 func (h *host) message(p *C.ENetPacket) []byte {
 	n := int(p.dataLength)
 	if n == 0 {
-		return h.buf[:0]
+		return []byte{}
 	}
-	dst := h.buf
-	if n > len(dst) {
-		dst = make([]byte, n) // rare large message: not kept, so the host stays small
+	src := unsafe.Slice((*byte)(unsafe.Pointer(p.data)), n)
+	if n > keepBuf {
+		return bytes.Clone(src) // rare large message: not kept, so the host stays small
 	}
-	return dst[:copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(p.data)), n))]
+	if len(h.arena)+n > cap(h.arena) {
+		// Grown on demand (most hosts only ever see small messages); the old arena
+		// stays alive through the calls that point into it.
+		h.arena = make([]byte, 0, min(max(2*cap(h.arena), n, 4<<10), keepBuf))
+	}
+	start := len(h.arena)
+	h.arena = append(h.arena, src...)
+	return h.arena[start:len(h.arena):len(h.arena)]
 }
 
 // peerAt returns the ENetPeer of event index idx, or nil if idx is out of range.
@@ -296,37 +411,20 @@ func (h *host) peerAt(idx C.int) *C.ENetPeer {
 	return &unsafe.Slice(h.h.peers, int(h.h.peerCount))[idx]
 }
 
-// teardown frees everything the host owns; later posts fail.
+// teardown frees everything the host owns; later posts and sends fail.
 func (h *host) teardown() {
 	h.mu.Lock()
 	h.dead = true
-	q := h.q
 	h.q = nil
-	h.mu.Unlock()
-	for i := range q {
-		if q[i].pkt != nil {
-			C.enet_packet_destroy(q[i].pkt)
-		}
-	}
 	C.ns_release(h.evs, h.nPrev)
 	h.nPrev = 0
-	// Closing the dup wakes watch; ENet's own descriptor closes with the host.
-	_ = h.sock.Close()
-	<-h.watchDone
 	C.enet_host_destroy(h.h)
 	h.h = nil
+	h.mu.Unlock()
+	// ENet's own descriptor closed with the host.
+	_ = h.sock.Close()
 	C.free(unsafe.Pointer(h.evs))
 	h.evs = nil
-}
-
-// sendOp hands a queued packet to ENet, or destroys it if the connection is gone.
-func sendOp(o *op) bool {
-	c := o.c
-	if !c.gone && c.peer != nil && C.enet_peer_send(c.peer, C.enet_uint8(o.ch), o.pkt) == 0 {
-		return true
-	}
-	C.enet_packet_destroy(o.pkt)
-	return false
 }
 
 // channelOf maps an ENet channel to the transport channel.

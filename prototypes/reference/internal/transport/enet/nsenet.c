@@ -6,6 +6,11 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int ns_intercept(ENetHost *h, ENetEvent *event);
 
 int ns_init(void) { return enet_initialize(); }
 
@@ -25,6 +30,7 @@ ENetHost *ns_host_create(int bind, unsigned char a, unsigned char b, unsigned ch
 	ENetAddress addr = ns_addr(a, b, c, d, port);
 	ENetHost *h = enet_host_create(bind ? &addr : NULL, peers, 2, 0, 0);
 	if (h == NULL) return NULL;
+	h->intercept = ns_intercept;
 	// ENet sets 256 KiB; one server socket carries every player, so ask for more.
 	// The kernel silently caps the value at net.core.{r,w}mem_max.
 	if (sockbuf > 0) {
@@ -74,28 +80,97 @@ void ns_release(ns_event *evs, int n) {
 	}
 }
 
+// ns_cut holds ENet's socket while ns_intercept has cut a service pass short; -1
+// otherwise. ns_pass_start is host->totalReceivedPackets when the pass began, and
+// ns_in_pass is set only during ns_events' enet_host_service calls. Thread-local: they
+// live during one enet_host_service call, made by ns_events on the calling thread.
+static __thread int ns_cut = -1;
+static __thread enet_uint32 ns_pass_start;
+static __thread int ns_in_pass;
+
+// ns_intercept runs for every datagram enet_host_service reads, before ENet handles it.
+// A pass reads until the socket is empty, then sends the acknowledgements the
+// datagrams asked for (one datagram per peer), then dispatches their events, so the
+// handlers' answers (an echo) would follow in a second datagram to the same peer. If
+// no further datagram is waiting after this one, ns_intercept swaps host->socket for
+// an invalid descriptor: ENet handles this datagram, its next read fails, and
+// enet_host_service returns before that send. ns_events restores the socket, the
+// events are dispatched and handled, and one flush sends each peer its
+// acknowledgements and answers together. Nothing in the receive path touches the
+// socket besides that read (ENet only queues commands there). Not on a pass's 256th
+// datagram: ENet's receive loop stops there without another read and would send.
+static int ns_intercept(ENetHost *h, ENetEvent *event) {
+	char c;
+	(void)event;
+	if (!ns_in_pass || ns_cut != -1 || h->socket == ENET_SOCKET_NULL ||
+	    h->totalReceivedPackets - ns_pass_start >= 256)
+		return 0;
+	if (recv(h->socket, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		ns_cut = h->socket;
+		h->socket = ENET_SOCKET_NULL;
+	}
+	return 0;
+}
+
 // ns_events destroys the packets of the previous batch (prev events), then collects up
-// to max events from enet_host_service(h, 0). Each call first hands out events ENet has
-// queued; once the queue is empty it makes one pass of send, receive (up to 256
-// datagrams) and send. A pass that yields nothing means the socket is drained, which
-// the edge-triggered readiness the host waits on relies on; a pass that read 256
-// datagrams may have left some, so it is repeated. *more is set when max was reached.
-int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int *more) {
+// to max events. Queued events come from enet_host_check_events, which does no I/O;
+// only when ENet's dispatch queue is empty does enet_host_service(h, 0) make a pass of
+// send, receive (up to 256 datagrams), send and dispatch. One such pass per call is
+// enough: its receive loop reads until the socket is empty, which the edge-triggered
+// readiness the host waits on relies on, unless it stopped at 256 datagrams or a
+// connect or disconnect event cut it short (those are returned from inside the pass,
+// possibly before the receive loop), so then another pass follows. *more is set when
+// max was reached; *pass when a pass completed, which also sent whatever was queued
+// before the call; *flush when ENet may hold unsent commands (ns_intercept cut the
+// pass before its final send). *wait is ns_next_timer(h, max_ms) after the last pass.
+int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int max_ms, int *more,
+              int *pass, int *flush, int *wait) {
 	ENetEvent e;
-	int n = 0;
+	int n = 0, errors = 0;
 	ns_release(evs, prev);
 	*more = 0;
+	*pass = 0;
+	*flush = 0;
 	for (;;) {
 		if (n == max) {
 			*more = 1;
 			break;
 		}
-		enet_uint32 before = h->totalReceivedPackets;
-		int r = enet_host_service(h, &e, 0);
-		if (r <= 0) {
-			// -1 is a socket error (ENet retries on the next pass); 0 with 256
-			// datagrams read means the receive loop stopped at its batch limit.
-			if (r == 0 && h->totalReceivedPackets - before >= 256) continue;
+		int r = enet_host_check_events(h, &e);
+		if (r == 0) {
+			if (*pass) break;
+			enet_uint32 before = h->totalReceivedPackets;
+			ns_pass_start = before;
+			ns_in_pass = 1;
+			r = enet_host_service(h, &e, 0);
+			ns_in_pass = 0;
+			if (ns_cut != -1) {
+				// Cut after the last datagram: the read of the invalid descriptor
+				// failed (r == -1), or that datagram's connect or disconnect event
+				// came first. Either way the socket was empty.
+				h->socket = ns_cut;
+				ns_cut = -1;
+				*pass = 1;
+				*flush = 1;
+				if (r < 0) continue;
+			} else {
+				// A socket error (or a datagram too large for ENet's buffer, which the
+				// failed read consumed) ends the pass early: try again a few times so
+				// the socket is drained, then leave it to the next wake-up.
+				if (r < 0) {
+					*flush = 1;
+					if (++errors < 4) continue;
+					break;
+				}
+				if ((r == 0 || e.type == ENET_EVENT_TYPE_RECEIVE) &&
+				    h->totalReceivedPackets - before < 256)
+					*pass = 1;
+				else
+					*flush = 1; // cut short by an event: the final send may be due
+			}
+			if (r == 0) continue;
+		} else if (r < 0) {
 			break;
 		}
 		ns_event *o = &evs[n++];
@@ -105,7 +180,37 @@ int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int *more) {
 		o->data = e.data;
 		o->packet = e.packet;
 	}
+	*wait = ns_next_timer(h, max_ms);
 	return n;
+}
+
+// ns_send hands one message to ENet for peer p: the packet pkt, or one made from
+// data if pkt is NULL. With flush it is sent at once (enet_host_flush) and *wait gets
+// ns_next_timer(h, max_ms), since the send may have started a retransmission timer.
+// It returns 0, -1 if ENet refused the packet (peer not connected; the packet is
+// destroyed) or -2 if no packet could be allocated.
+int ns_send(ENetHost *h, ENetPeer *p, enet_uint8 ch, ENetPacket *pkt, const void *data,
+            size_t len, enet_uint32 flags, int flush, int max_ms, int *wait) {
+	if (pkt == NULL) {
+		pkt = enet_packet_create(data, len, flags);
+		if (pkt == NULL) return -2;
+	}
+	if (enet_peer_send(p, ch, pkt) != 0) {
+		// enet_peer_send takes the packet only on success.
+		if (pkt->referenceCount == 0) enet_packet_destroy(pkt);
+		return -1;
+	}
+	if (flush) {
+		enet_host_flush(h);
+		*wait = ns_next_timer(h, max_ms);
+	}
+	return 0;
+}
+
+// ns_flush sends everything queued and returns ns_next_timer(h, max_ms).
+int ns_flush(ENetHost *h, int max_ms) {
+	enet_host_flush(h);
+	return ns_next_timer(h, max_ms);
 }
 
 // ns_next_timer returns the ms until ENet's next timer of any peer is due (the
@@ -129,7 +234,29 @@ int ns_next_timer(ENetHost *h, int max_ms) {
 	return wait < 1 ? 1 : wait;
 }
 
-int ns_dup_socket(ENetHost *h) { return fcntl(h->socket, F_DUPFD_CLOEXEC, 0); }
+// ns_epoll_socket returns a non-blocking epoll descriptor watching only h's socket,
+// for input, edge-triggered. Go's netpoller waits on it instead of on the socket
+// itself: it would register the socket for output too, and Linux signals output
+// readiness to a UDP socket's waiters every time one of its sent datagrams is freed,
+// so every send would wake the netpoller for nothing. An epoll descriptor only ever
+// reports input readiness, and each datagram arriving on the socket wakes its waiters.
+int ns_epoll_socket(ENetHost *h) {
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) return -1;
+	struct epoll_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.fd = h->socket;
+	int fl = fcntl(ep, F_GETFL);
+	if (fl < 0 || fcntl(ep, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, h->socket, &ev) < 0) {
+		int saved = errno;
+		close(ep);
+		errno = saved;
+		return -1;
+	}
+	return ep;
+}
 
 int ns_active_peers(ENetHost *h) {
 	int n = 0;

@@ -1,8 +1,8 @@
 // Thin C helpers around libenet 1.3.17 for the enet transport. Each helper bundles
 // several libenet calls into one cgo call or reads ENet's internals (socket, peer
 // timers, receive counter) that the public API does not expose. Every helper that
-// takes an ENetHost must be called from the goroutine that owns that host: libenet
-// is not thread-safe.
+// takes an ENetHost must be called with that host's lock held: libenet is not
+// thread-safe.
 
 #ifndef NSENET_H
 #define NSENET_H
@@ -29,11 +29,15 @@ ENetPeer *ns_connect(ENetHost *h, unsigned char a, unsigned char b, unsigned cha
                      unsigned char d, enet_uint16 port);
 void ns_peer_setup(ENetPeer *p, enet_uint32 timeout_ms, int throttle);
 void ns_peer_addr(ENetPeer *p, unsigned char *ip4, enet_uint16 *port);
-int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int *more);
+int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int max_ms, int *more,
+              int *pass, int *flush, int *wait);
+int ns_send(ENetHost *h, ENetPeer *p, enet_uint8 ch, ENetPacket *pkt, const void *data,
+            size_t len, enet_uint32 flags, int flush, int max_ms, int *wait);
+int ns_flush(ENetHost *h, int max_ms);
 void ns_release(ns_event *evs, int n);
 int ns_next_timer(ENetHost *h, int max_ms);
 int ns_active_peers(ENetHost *h);
 void ns_disconnect_all_now(ENetHost *h, enet_uint32 data);
-int ns_dup_socket(ENetHost *h);
+int ns_epoll_socket(ENetHost *h);
 
 #endif

@@ -19,10 +19,9 @@ import (
 type listener struct {
 	t    *Transport
 	h    *host
-	hd   transport.Handler
 	addr string
 
-	// Owned by the host goroutine.
+	// Guarded by h.mu (used on the host goroutine).
 	conns       []*conn // by peer index
 	shutdown    bool
 	lingerUntil time.Time
@@ -42,7 +41,8 @@ func (t *Transport) Listen(addr string, hd transport.Handler) (transport.Listene
 	if err != nil {
 		return nil, fail(err)
 	}
-	l := &listener{t: t, h: h, hd: hd, conns: make([]*conn, t.maxPeers)}
+	h.hd = hd
+	l := &listener{t: t, h: h, conns: make([]*conn, t.maxPeers)}
 	l.addr = formatAddr(h.addr())
 	go h.run(l)
 	return l, nil
@@ -61,17 +61,13 @@ func (l *listener) Close() error {
 	return nil
 }
 
-func (l *listener) apply(o *op) bool {
+func (l *listener) apply(o *op) {
 	switch o.kind {
-	case opSend:
-		return sendOp(o)
 	case opClose:
-		l.closeConn(o.c)
-		return true // flush the disconnect now
+		l.closeConn(o.c) // the pass that follows sends the disconnect
 	case opShutdown:
 		l.startShutdown()
 	}
-	return false
 }
 
 // closeConn is a local Close of one connection: queued messages still go out first
@@ -83,7 +79,7 @@ func (l *listener) closeConn(c *conn) {
 	c.gone = true
 	C.enet_peer_disconnect_later(c.peer, dataPeerClosed)
 	c.peer = nil
-	l.hd.Disconnected(c, nil)
+	l.h.addCall(callDisconnected, c, nil)
 }
 
 func (l *listener) startShutdown() {
@@ -100,7 +96,7 @@ func (l *listener) startShutdown() {
 		// Not disconnect_later: a server going away should tell players now.
 		C.enet_peer_disconnect(c.peer, dataServerShutdown)
 		c.peer = nil
-		l.hd.Disconnected(c, nil)
+		l.h.addCall(callDisconnected, c, nil)
 	}
 	C.enet_host_flush(l.h.h)
 	l.lingerUntil = time.Now().Add(l.t.linger)
@@ -125,7 +121,7 @@ func (l *listener) event(e *C.ns_event) {
 		C.ns_peer_setup(peer, C.enet_uint32(l.t.timeoutMS), cBool(l.t.throttle))
 		c.updateRTT()
 		l.conns[e.peer] = c
-		l.hd.Connected(c)
+		l.h.addCall(callConnected, c, nil)
 	case C.ENET_EVENT_TYPE_RECEIVE:
 		if e.peer < 0 || int(e.peer) >= len(l.conns) {
 			return
@@ -136,7 +132,7 @@ func (l *listener) event(e *C.ns_event) {
 			return // the packet is destroyed with the event batch
 		}
 		c.updateRTT()
-		l.hd.Received(c, ch, l.h.message(e.packet))
+		l.h.calls = append(l.h.calls, call{kind: callReceived, c: c, ch: ch, msg: l.h.message(e.packet)})
 	case C.ENET_EVENT_TYPE_DISCONNECT:
 		if e.peer >= 0 && int(e.peer) < len(l.conns) {
 			l.lost(e.peer, e.data)
@@ -155,7 +151,7 @@ func (l *listener) lost(idx C.int, data C.enet_uint32) {
 	c.gone = true
 	c.peer = nil
 	c.closed.Store(true)
-	l.hd.Disconnected(c, disconnectErr(data, l.t.timeoutMS))
+	l.h.addCall(callDisconnected, c, disconnectErr(data, l.t.timeoutMS))
 }
 
 func (l *listener) refreshRTT() {
