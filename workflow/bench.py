@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import statistics
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -189,6 +190,7 @@ def run_bench(
     duration_s: float = BENCH_DURATION_S,
     warmup_s: float = BENCH_WARMUP_S,
     pin: bool = True,
+    repetitions: int = 3,
     progress: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr, flush=True),
 ) -> dict[str, Any]:
     """Run the matrix, write the JSON document to out, and return it."""
@@ -197,33 +199,65 @@ def run_bench(
     stamp = prov["timestamp_utc"].replace(":", "").replace("+0000", "Z")
     cells = [(t, n) for t in transports for n in players]
     for i, (transport, n) in enumerate(cells, start=1):
-        cfg = RunConfig(
-            binary=binary,
-            transport=transport,
-            players=n,
-            duration_s=duration_s,
-            warmup_s=warmup_s,
-            run_dir=raw_dir / stamp / f"{transport}-{n}",
-            workload="stream",
-            params=STREAM_PARAMS,
-            run_id=f"bench-{transport}-{n}",
-            pin_server_cpu=SERVER_CPU if pin else None,
-            pin_client_cpu=CLIENT_CPU if pin else None,
-        )
-        progress(f"[{i}/{len(cells)}] {transport} {n} players ...")
-        try:
-            rec = record_from_result(run_local(cfg))
-        except LocalRunError as exc:
-            rec = failed_record(transport, n, str(exc), cfg)
-        except Exception as exc:  # a harness bug in one cell must not lose the others
-            error = "".join(traceback.format_exception(exc)).rstrip()
-            rec = failed_record(transport, n, f"internal error: {error}", cfg)
-        records.append(repo_relative(rec, repo))
+        reps: list[dict[str, Any]] = []
+        for r in range(1, repetitions + 1):
+            cfg = RunConfig(
+                binary=binary,
+                transport=transport,
+                players=n,
+                duration_s=duration_s,
+                warmup_s=warmup_s,
+                run_dir=raw_dir / stamp / f"{transport}-{n}-r{r}",
+                workload="stream",
+                params=STREAM_PARAMS,
+                run_id=f"bench-{transport}-{n}-r{r}",
+                seed=r,
+                pin_server_cpu=SERVER_CPU if pin else None,
+                pin_client_cpu=CLIENT_CPU if pin else None,
+            )
+            progress(f"[{i}/{len(cells)}] {transport} {n} players, run {r}/{repetitions} ...")
+            try:
+                rec = record_from_result(run_local(cfg))
+            except LocalRunError as exc:
+                rec = failed_record(transport, n, str(exc), cfg)
+            except Exception as exc:  # a harness bug in one cell must not lose the others
+                error = "".join(traceback.format_exception(exc)).rstrip()
+                rec = failed_record(transport, n, f"internal error: {error}", cfg)
+            reps.append(repo_relative(rec, repo))
+        rec = combine_repetitions(reps)
+        records.append(rec)
         status = "ok" if rec["ok"] else f"FAILED: {(rec['error'] or '').splitlines()[0]}"
         progress(f"[{i}/{len(cells)}] {transport} {n} players: {status}")
         doc = _document(records, prov, transports, players, duration_s, warmup_s, pin)
+        doc["config"]["repetitions"] = repetitions
         write_json_atomically(out, doc)  # after every cell: an interrupted bench keeps its data
-    return _document(records, prov, transports, players, duration_s, warmup_s, pin)
+    doc = _document(records, prov, transports, players, duration_s, warmup_s, pin)
+    doc["config"]["repetitions"] = repetitions
+    return doc
+
+
+# Metrics summarised over repetitions by their median (single runs on two shared cores vary).
+MEDIAN_METRICS = (
+    "rtt_p50_us", "rtt_p95_us", "rtt_p99_us", "rtt_max_us", "send_late_p99_us",
+    "server_cpu_cores", "client_cpu_cores", "players_per_client_core", "server_rss_bytes",
+    "client_rss_bytes", "connect_s", "probe_loss_ratio",
+)  # fmt: skip
+
+
+def combine_repetitions(reps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record per cell: the median of each metric over the ok runs, every run kept."""
+    ok = [r for r in reps if r["ok"]]
+    out = dict(ok[0] if ok else reps[0])
+    out["ok"] = len(ok) == len(reps)
+    if not out["ok"]:
+        out["error"] = next(r["error"] for r in reps if not r["ok"])
+    for key in MEDIAN_METRICS:
+        values = [r[key] for r in ok if r.get(key) is not None]
+        out[key] = statistics.median(values) if values else None
+        out[f"{key}_runs"] = [r.get(key) for r in reps]
+    out["summary"] = f"median of {len(ok)} ok runs of {len(reps)}"
+    out["repetitions"] = reps
+    return out
 
 
 def _document(

@@ -148,6 +148,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         duration_s=args.duration_s,
         warmup_s=args.warmup_s,
         pin=not args.no_pin,
+        repetitions=args.repetitions,
     )
     print(bench.target_summary(doc))
     failed = sum(not r["ok"] for r in doc["records"])
@@ -240,6 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--binary", type=Path, help=f"prototype binary (default {DEFAULT_BINARY})")
     p.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
+    p.add_argument(
+        "--repetitions",
+        type=_positive_int,
+        default=3,
+        help="runs per cell; the record holds their medians (default %(default)s)",
+    )
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser(
