@@ -177,11 +177,14 @@ def run_cell(cell: dict[str, Any], out: Path, *, repo: Path = REPO) -> Outcome:
                 )
         status["counts"] = {**run.counts, **status["counts"]}
         status["exit_codes"] = run.exit_codes
+        t_end = time.time_ns()
         run.meta.update(
             start_unix_ns=t_start,
-            end_unix_ns=time.time_ns(),
+            end_unix_ns=t_end,
             phases_s=run.phases,
-            overhead_s=round(sum(v for k, v in run.phases.items() if k != "measurement"), 4),
+            # Everything but the measurement window itself: sandbox, start, connect, drain,
+            # stop, collect and the log check.
+            overhead_s=round((t_end - t_start) / 1e9 - cell["duration_s"], 4),
         )
         _write_json(tmp / "meta.json", _meta(run, repo))
         _write_json(tmp / "status.json", status)
