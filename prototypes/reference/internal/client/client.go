@@ -58,20 +58,7 @@ func New(cfg config.Config, tr transport.Transport, l Logs, stdout io.Writer) *C
 func nowUnix() int64 { return time.Now().UnixNano() }
 
 func (c *Client) event(player int64, name, value, detail string) {
-	t := nowUnix()
-	c.logs.Events.Row(func(b []byte) []byte {
-		b = strconv.AppendInt(b, t, 10)
-		b = append(b, ',')
-		if player >= 0 {
-			b = strconv.AppendInt(b, player, 10)
-		}
-		b = append(b, ',')
-		b = append(b, name...)
-		b = append(b, ',')
-		b = append(b, value...)
-		b = append(b, ',')
-		return append(b, detail...)
-	})
+	c.logs.Events.Event(player, name, value, detail)
 }
 
 func (c *Client) rttRow(tUnix int64, player, seq uint32, rttNs int64, kind string, lateNs int64) {
@@ -102,7 +89,7 @@ func (c *Client) dropMalformed(err error) {
 func (c *Client) flushMalformed() {
 	if n := c.malformed.Swap(0); n > 0 {
 		first, _ := c.malErr.Load().(string)
-		c.event(-1, "malformed", strconv.FormatInt(n, 10), "error="+sanitize(first))
+		c.event(-1, "malformed", strconv.FormatInt(n, 10), "error="+logs.Sanitize(first))
 	}
 }
 
@@ -113,7 +100,7 @@ func (c *Client) playerDisconnected(p *player, err error) {
 	if err == nil {
 		err = errors.New("closed")
 	}
-	c.event(int64(p.id), "disconnect", "", "reason="+sanitize(err.Error()))
+	c.event(int64(p.id), "disconnect", "", "reason="+logs.Sanitize(err.Error()))
 	c.lostOnce.Do(func() { c.lost <- fmt.Errorf("player %d: %w: %w", p.id, ErrServerLost, err) })
 }
 
@@ -168,7 +155,7 @@ func (c *Client) connectOne(ctx context.Context, p *player) error {
 	defer cancel()
 	start := sched.Now()
 	fail := func(err error) error {
-		c.event(int64(p.id), "connect_failed", "", "error="+sanitize(err.Error()))
+		c.event(int64(p.id), "connect_failed", "", "error="+logs.Sanitize(err.Error()))
 		return fmt.Errorf("player %d: %w: %w", p.id, ErrConnectFailed, err)
 	}
 	conn, err := c.tr.Dial(ctx, c.cfg.Addr(), p)
@@ -244,7 +231,7 @@ loop:
 	<-dispDone
 	if lostErr != nil {
 		c.stopping.Store(true)
-		c.event(-1, "server_lost", "", "error="+sanitize(lostErr.Error()))
+		c.event(-1, "server_lost", "", "error="+logs.Sanitize(lostErr.Error()))
 		c.probeEvents()
 		return lostErr
 	}

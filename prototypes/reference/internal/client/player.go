@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"netstick/prototypes/reference/internal/logs"
 	"netstick/prototypes/reference/internal/sched"
 	"netstick/prototypes/reference/internal/transport"
 	"netstick/prototypes/reference/internal/wire"
@@ -217,7 +218,7 @@ func (p *player) sendFailed(err error) {
 	p.tooLarge = true
 	p.mu.Unlock()
 	if first {
-		p.c.event(int64(p.id), "error", "", "error="+sanitize(err.Error()))
+		p.c.event(int64(p.id), "error", "", "error="+logs.Sanitize(err.Error()))
 	}
 }
 
@@ -298,13 +299,3 @@ func blockUnder(v wire.Vec3) wire.BlockPos {
 
 func fmtUs(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
 func fmtMs(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) }
-
-func sanitize(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == ',' || c == '\n' || c == '\r' || c == ' ' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}

@@ -6,6 +6,7 @@ package logs
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -123,4 +124,35 @@ func (fl *Flusher) Stop() error {
 		}
 	}
 	return first
+}
+
+// Event appends one row of an events log (CONTRACT.md §3.3): player < 0 leaves the
+// player column empty (a process-level event); detail must already be free of commas.
+func (lf *File) Event(player int64, name, value, detail string) {
+	t := time.Now().UnixNano()
+	lf.Row(func(b []byte) []byte {
+		b = strconv.AppendInt(b, t, 10)
+		b = append(b, ',')
+		if player >= 0 {
+			b = strconv.AppendInt(b, player, 10)
+		}
+		b = append(b, ',')
+		b = append(b, name...)
+		b = append(b, ',')
+		b = append(b, value...)
+		b = append(b, ',')
+		return append(b, detail...)
+	})
+}
+
+// Sanitize makes free text safe for one CSV field without quoting and for one value of a
+// space-separated key=value detail.
+func Sanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == ',' || c == '\n' || c == '\r' || c == ' ' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

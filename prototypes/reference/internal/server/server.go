@@ -93,21 +93,8 @@ func New(cfg config.Config, tr transport.Transport, l Logs) *Server {
 	}
 }
 
-func (s *Server) event(player int64, name string, value string, detail string) {
-	t := time.Now().UnixNano()
-	s.logs.Events.Row(func(b []byte) []byte {
-		b = strconv.AppendInt(b, t, 10)
-		b = append(b, ',')
-		if player >= 0 {
-			b = strconv.AppendInt(b, player, 10)
-		}
-		b = append(b, ',')
-		b = append(b, name...)
-		b = append(b, ',')
-		b = append(b, value...)
-		b = append(b, ',')
-		return append(b, detail...)
-	})
+func (s *Server) event(player int64, name, value, detail string) {
+	s.logs.Events.Event(player, name, value, detail)
 }
 
 func (s *Server) send(sess *session, ch transport.Channel, msg []byte) {
@@ -146,7 +133,7 @@ func (s *Server) Disconnected(c transport.Conn, err error) {
 	}
 	reason := "closed"
 	if err != nil {
-		reason = sanitize(err.Error())
+		reason = logs.Sanitize(err.Error())
 	}
 	s.event(int64(sess.player), "disconnect", "", "reason="+reason)
 }
@@ -254,7 +241,7 @@ func (s *Server) join(sess *session, player uint32) {
 		s.envNextNs = sched.Now() + int64(s.envInterval*1e9)
 	}
 	s.mu.Unlock()
-	s.event(int64(player), "join", "", "remote="+sanitize(sess.conn.RemoteAddr()))
+	s.event(int64(player), "join", "", "remote="+logs.Sanitize(sess.conn.RemoteAddr()))
 	s.welcome(sess, player, snap, blocks)
 }
 
@@ -328,7 +315,7 @@ func (s *Server) logTick(tick uint32, lateNs, durNs int64, players, objects int)
 	if tick%uint32(max(1, math.Round(s.cfg.TickRateHz))) == 0 {
 		if n := s.malformed.Swap(0); n > 0 {
 			first, _ := s.malformedErr.Load().(string)
-			s.event(-1, "malformed", strconv.FormatInt(n, 10), "error="+sanitize(first))
+			s.event(-1, "malformed", strconv.FormatInt(n, 10), "error="+logs.Sanitize(first))
 		}
 	}
 }
@@ -449,15 +436,4 @@ func (s *Server) envmodStep(changes *[]wire.BlockChange, periodNs int64) (placed
 	s.envInterval = math.Max(s.envInterval-s.cfg.Workload.IntervalChange, float64(periodNs)/1e9)
 	s.envNextNs += int64(s.envInterval * 1e9)
 	return placed, step, interval
-}
-
-// sanitize makes free text safe for a CSV field without quoting.
-func sanitize(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == ',' || c == '\n' || c == '\r' || c == ' ' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

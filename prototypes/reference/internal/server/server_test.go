@@ -163,7 +163,7 @@ func FuzzReceived(f *testing.F) {
 }
 
 func TestSanitize(t *testing.T) {
-	if got := sanitize("a, b\nc"); strings.ContainsAny(got, ", \n") {
+	if got := logs.Sanitize("a, b\nc"); strings.ContainsAny(got, ", \n") {
 		t.Fatalf("sanitize left separators: %q", got)
 	}
 }
