@@ -438,7 +438,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		return n == 10
 	})
-	waitFor(t, "goroutines to end", 3*time.Second, func() bool { return runtime.NumGoroutine() <= base })
+	waitFor(t, "goroutines to end", 10*time.Second, func() bool { return runtime.NumGoroutine() <= base })
 }
 
 // Close must not hang behind a Send blocked on a full window (a peer that stopped

@@ -307,5 +307,5 @@ func TestNoGoroutineLeak(t *testing.T) {
 	if srv.bad.Load() != 0 {
 		t.Fatal("Disconnected before Connected")
 	}
-	waitFor(t, "goroutines to end", 3*time.Second, func() bool { return runtime.NumGoroutine() <= base })
+	waitFor(t, "goroutines to end", 10*time.Second, func() bool { return runtime.NumGoroutine() <= base })
 }
