@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -300,8 +301,10 @@ def _execute(run: _Run, repo: Path) -> None:
             "server", _prefixed(run, where, "server", 0, "server") + server_argv, run.tmp, env=env
         )
         run.children.append(server)
-        if server.watcher.wait_for(READY_PREFIX, cell["ready_timeout_s"]) is None:
+        if _wait_ready(server, cell["ready_timeout_s"]) is None:
             code = server.popen.poll()
+            if code is None:
+                code = _remote_exit_code(server)
             if code is None:
                 raise RunFailure(
                     "not_ready",
@@ -366,6 +369,31 @@ def _execute(run: _Run, repo: Path) -> None:
                 f"server exited with code {code} after SIGTERM; "
                 f"stderr:\n{tail(server.stderr_path)}",
             )
+
+
+SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task \d+: Exited with exit code (\d+)")
+
+
+def _remote_exit_code(child: _Child) -> int | None:
+    """The exit code srun reported for the remote task, while srun itself still runs."""
+    try:
+        m = SRUN_TASK_EXIT.search(child.stderr_path.read_text(errors="replace"))
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _wait_ready(server: _Child, timeout_s: float) -> tuple[int, str] | None:
+    """Wait for READY, giving up early when the server (or its remote srun task) exited."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = server.watcher.wait_for(READY_PREFIX, min(0.2, max(0.0, deadline - time.monotonic())))
+        if got is not None:
+            return got
+        if server.popen.poll() is not None or _remote_exit_code(server) is not None:
+            return None
+        if time.monotonic() >= deadline:
+            return None
 
 
 def _decide_isolation(
