@@ -37,16 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from workflow.contract import check_log_dir
-from workflow.localrun import (
-    CONNECTED_PREFIX,
-    LOOPBACK,
-    READY_PREFIX,
-    _Child,
-    _signal_group,
-    pick_free_port,
-    spawn_process,
-    tail,
-)
 from workflow.logs import read_events_csv, read_rtt_csv
 from workflow.manifest import (
     Manifest,
@@ -54,6 +44,16 @@ from workflow.manifest import (
     optional_flag_args,
     process_env,
     server_argv,
+)
+from workflow.processes import (
+    CONNECTED_PREFIX,
+    LOOPBACK,
+    READY_PREFIX,
+    Child,
+    pick_free_port,
+    signal_group,
+    spawn,
+    tail,
 )
 from workflow.schema import SCHEMA_VERSION
 
@@ -149,7 +149,7 @@ def _code_text(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-def _stderr(child: _Child, lines: int = 3) -> str:
+def _stderr(child: Child, lines: int = 3) -> str:
     """The last lines of a child's stderr on one line, so the report stays one line per finding."""
     text = " | ".join(ln.strip() for ln in tail(child.stderr_path, lines).split("\n") if ln.strip())
     return text if len(text) <= 300 else "..." + text[-297:]
@@ -176,7 +176,7 @@ class _Session:
         self.notes: dict[str, list[str]] = defaultdict(list)
         self.ran: set[str] = set()
         self.skips: dict[str, str] = {}
-        self.children: list[_Child] = []
+        self.children: list[Child] = []
 
     # -- findings --
 
@@ -195,15 +195,15 @@ class _Session:
 
     # -- processes --
 
-    def spawn(self, name: str, argv: list[str], run_dir: Path) -> _Child:
+    def spawn(self, name: str, argv: list[str], run_dir: Path) -> Child:
         run_dir.mkdir(parents=True, exist_ok=True)
-        child = spawn_process(name, argv, run_dir, env=self.env)
+        child = spawn(name, argv, run_dir, env=self.env)
         self.children.append(child)
         return child
 
     def kill_all(self) -> None:
         for child in self.children:
-            _signal_group(child, signal.SIGKILL)
+            signal_group(child, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.popen.wait(timeout=5)
             child.watcher.join()
@@ -216,7 +216,7 @@ class _Session:
         return optional_flag_args(self.man, {k.replace("_", "-"): v for k, v in values.items()})
 
 
-def _wait(child: _Child, timeout_s: float) -> tuple[int | None, float]:
+def _wait(child: Child, timeout_s: float) -> tuple[int | None, float]:
     """(exit code or None if still running, seconds waited)."""
     t0 = time.monotonic()
     try:
@@ -226,7 +226,7 @@ def _wait(child: _Child, timeout_s: float) -> tuple[int | None, float]:
     return code, time.monotonic() - t0
 
 
-def _stdout(child: _Child) -> str:
+def _stdout(child: Child) -> str:
     """Everything the child wrote to stdout (after it exited)."""
     child.watcher.join()
     path = child.stderr_path.with_name(f"{child.name}.stdout.log")  # localrun's naming
@@ -274,7 +274,7 @@ def _log_violations(log_dir: Path, prefix: str | None = None) -> list[str]:
 
 
 def _start_server(s: _Session, run_dir: Path, port: int, workload: str = "idle",
-                  params: Mapping[str, str] | None = None) -> _Child | None:  # fmt: skip
+                  params: Mapping[str, str] | None = None) -> Child | None:  # fmt: skip
     """Start a server, wait for READY and check the line; None if it never became ready."""
     cell = s.cell(workload, params=dict(params or {}))
     argv = server_argv(s.man, cell, host=LOOPBACK, port=port, log_dir=run_dir / "logs")
@@ -324,7 +324,7 @@ def _start_server(s: _Session, run_dir: Path, port: int, workload: str = "idle",
     return child
 
 
-def _is_server_pid(pid: int, child: _Child) -> bool:
+def _is_server_pid(pid: int, child: Child) -> bool:
     if pid == child.popen.pid:
         return True
     try:  # a launcher may run the server as a child in the same process group
@@ -333,17 +333,17 @@ def _is_server_pid(pid: int, child: _Child) -> bool:
         return False
 
 
-def _stop_server(s: _Session, child: _Child, run_dir: Path) -> None:
+def _stop_server(s: _Session, child: Child, run_dir: Path) -> None:
     """SIGTERM the server: exit 0 within 2 s, meta.json exited, only the READY line on stdout."""
     code = child.popen.poll()
     if code is not None:
         s.fail("sigterm-server", f"server {_code_text(code)} before it was sent SIGTERM")
     else:
-        _signal_group(child, signal.SIGTERM)
+        signal_group(child, signal.SIGTERM)
         code, waited = _wait(child, STOP_LIMIT_S + STOP_TOLERANCE_S)
         if code is None:
             s.fail("sigterm-server", f"server did not exit within {STOP_LIMIT_S:g} s of SIGTERM")
-            _signal_group(child, signal.SIGKILL)
+            signal_group(child, signal.SIGKILL)
             child.popen.wait(timeout=5)
         elif code != 0:
             s.fail(
@@ -365,7 +365,7 @@ def _stop_server(s: _Session, child: _Child, run_dir: Path) -> None:
         )
 
 
-def _await_connected(child: _Child, players: int, first: int) -> tuple[bool, list[str]]:
+def _await_connected(child: Child, players: int, first: int) -> tuple[bool, list[str]]:
     """Wait for the client's CONNECTED line; (seen, problems with it)."""
     got = child.watcher.wait_for(CONNECTED_PREFIX, CONNECT_WAIT_S)
     if got is None:
@@ -428,7 +428,7 @@ def _scenario_run(s: _Session, workload: str) -> None:
                 f"{child.name} still running {s.duration_s + CLIENT_EXIT_SLACK_S:g} s after its "
                 f"start with -duration {s.duration_s:g}; killed",
             )
-            _signal_group(child, signal.SIGKILL)
+            signal_group(child, signal.SIGKILL)
             child.popen.wait(timeout=5)
         elif code != 0:
             s.fail(
@@ -467,7 +467,7 @@ def _players_text(players: list[int]) -> str:
 
 
 def _check_rtt_kinds(s: _Session, log_dir: Path, workload: str,
-                     clients: list[tuple[_Child, int, int]]) -> None:  # fmt: skip
+                     clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
     for child, first, count in clients:
         path = log_dir / f"{child.name}.rtt.csv"
         try:
@@ -490,7 +490,7 @@ def _check_rtt_kinds(s: _Session, log_dir: Path, workload: str,
 
 
 def _check_probes_events(s: _Session, log_dir: Path, workload: str,
-                         clients: list[tuple[_Child, int, int]]) -> None:  # fmt: skip
+                         clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
     for child, first, count in clients:
         path = log_dir / f"{child.name}.events.csv"
         try:
@@ -543,11 +543,11 @@ def _scenario_sigterm_client(s: _Session) -> None:
             s.fail("sigterm-client", f"not run: {p}")
     else:
         time.sleep(SETTLE_S)
-        _signal_group(client, signal.SIGTERM)
+        signal_group(client, signal.SIGTERM)
         code, waited = _wait(client, STOP_LIMIT_S + STOP_TOLERANCE_S)
         if code is None:
             s.fail("sigterm-client", f"client did not exit within {STOP_LIMIT_S:g} s of SIGTERM")
-            _signal_group(client, signal.SIGKILL)
+            signal_group(client, signal.SIGKILL)
             client.popen.wait(timeout=5)
         elif code != 0:
             s.fail(
@@ -594,7 +594,7 @@ def _check_port_in_use(s: _Session, run_dir: Path, port: int) -> None:
     else:
         s.ok("port-in-use", "second server exited 3")
     if code is None:
-        _signal_group(child, signal.SIGKILL)
+        signal_group(child, signal.SIGKILL)
         child.popen.wait(timeout=5)
 
 
@@ -617,7 +617,7 @@ def _scenario_server_lost(s: _Session) -> None:
             s.fail(check, f"not run: {p}")
         return
     time.sleep(SETTLE_S / 2)
-    _signal_group(server, signal.SIGKILL)
+    signal_group(server, signal.SIGKILL)
     server.popen.wait(timeout=5)
     limit_s = s.man.transport(s.transport).server_lost_s
     code, waited = _wait(client, limit_s + EXIT_SLACK_S)
@@ -627,7 +627,7 @@ def _scenario_server_lost(s: _Session) -> None:
             f"client still running {limit_s + EXIT_SLACK_S:g} s after its server was killed "
             f"(manifest server_lost_s {limit_s:g} + {EXIT_SLACK_S:g} s); expected exit code 5",
         )
-        _signal_group(client, signal.SIGKILL)
+        signal_group(client, signal.SIGKILL)
         client.popen.wait(timeout=5)
     elif code != 5:
         s.fail(
@@ -659,7 +659,7 @@ def _expect_usage_error(s: _Session, check: str, role: str, argv: list[str], run
             break
     code = child.popen.poll()
     if code is None:
-        _signal_group(child, signal.SIGKILL)
+        signal_group(child, signal.SIGKILL)
         child.popen.wait(timeout=5)
     problems = []
     if started is not None:
@@ -733,7 +733,7 @@ def _scenario_no_server(s: _Session) -> None:
             f"client without a server still running {timeout_s + EXIT_SLACK_S:g} s after start "
             f"(connect timeout {timeout_s:g} s); expected exit code 4",
         )
-        _signal_group(client, signal.SIGKILL)
+        signal_group(client, signal.SIGKILL)
         client.popen.wait(timeout=5)
     elif code != 4:
         s.fail(

@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import math
 import os
 import re
 import shutil
@@ -33,16 +32,16 @@ from typing import Any
 from monitors.sampler import Sampler
 from workflow import placement, provenance
 from workflow.contract import check_log_dir
-from workflow.localrun import (
+from workflow.processes import (
     CONNECTED_PREFIX,
     READY_PREFIX,
-    _Child,
-    _signal_group,
-    _terminate,
+    Child,
     parse_netstick_line,
     pick_free_port,
-    spawn_process,
+    signal_group,
+    spawn,
     tail,
+    terminate,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +86,7 @@ class _Run:
 
     cell: dict[str, Any]
     tmp: Path
-    children: list[_Child] = field(default_factory=list)
+    children: list[Child] = field(default_factory=list)
     sampler: Sampler | None = None
     net: Any = None
     sandbox: Any = None
@@ -297,7 +296,7 @@ def _execute(run: _Run, repo: Path) -> None:
 
     with run.phase("server_ready"):
         env = manifests.process_env(man, os.environ)
-        server = spawn_process(
+        server = spawn(
             "server", _prefixed(run, where, "server", 0, "server") + server_argv, run.tmp, env=env
         )
         run.children.append(server)
@@ -319,11 +318,11 @@ def _execute(run: _Run, repo: Path) -> None:
 
     pids = {"server": server.popen.pid}
     with run.phase("clients_connected"):
-        clients: list[_Child] = []
+        clients: list[Child] = []
         for k, argv in enumerate(client_argvs):
             name = f"client-{_first_player(argv)}"
             prefix = _prefixed(run, where, "client", k, name)
-            child = spawn_process(name, prefix + argv, run.tmp, env=env)
+            child = spawn(name, prefix + argv, run.tmp, env=env)
             run.children.append(child)
             clients.append(child)
             pids[name] = child.popen.pid
@@ -374,7 +373,7 @@ def _execute(run: _Run, repo: Path) -> None:
 SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task \d+: Exited with exit code (\d+)")
 
 
-def _remote_exit_code(child: _Child) -> int | None:
+def _remote_exit_code(child: Child) -> int | None:
     """The exit code srun reported for the remote task, while srun itself still runs."""
     try:
         m = SRUN_TASK_EXIT.search(child.stderr_path.read_text(errors="replace"))
@@ -383,7 +382,7 @@ def _remote_exit_code(child: _Child) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _wait_ready(server: _Child, timeout_s: float) -> tuple[int, str] | None:
+def _wait_ready(server: Child, timeout_s: float) -> tuple[int, str] | None:
     """Wait for READY, giving up early when the server (or its remote srun task) exited."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -430,15 +429,15 @@ def _prefixed(run: _Run, where: placement.Placement, role: str, index: int, name
     return prefix
 
 
-def _stop(child: _Child, where: placement.Placement | None, grace_s: float) -> int:
-    """Stop child: as _terminate does, or for an srun step SIGINT, SIGTERM, then SIGKILL.
+def _stop(child: Child, where: placement.Placement | None, grace_s: float) -> int:
+    """Stop child: as terminate does, or for an srun step SIGINT, SIGTERM, then SIGKILL.
 
     srun forwards SIGINT to its task (graceful stop); it answers SIGTERM by SIGKILLing its
     task. Only srun itself is signalled, never its group: srun's helper process cancels the
     step if srun dies (SIGKILL) with the step still running, so it must outlive srun.
     """
     if where is None or where.kind != "slurm":
-        return _terminate(child, grace_s)
+        return terminate(child, grace_s)
     for sig in (where.stop_signal, signal.SIGTERM, signal.SIGKILL):
         if child.popen.poll() is not None:
             break
@@ -456,7 +455,7 @@ def _first_player(argv: list[str]) -> str:
     return "0"
 
 
-def _await_connected(run: _Run, clients: list[_Child], cell: dict[str, Any]) -> int:
+def _await_connected(run: _Run, clients: list[Child], cell: dict[str, Any]) -> int:
     """Wait for every client's CONNECTED line; the time the last one arrived."""
     deadline = time.monotonic() + cell["connect_timeout_s"]
     last_ns = 0
@@ -556,7 +555,7 @@ def _cleanup(run: _Run) -> list[str]:
             # srun's helper process (same group) cancels the step through slurmctld when srun
             # died before its step ended; killing it too would leave the step on its node.
             _group_alive(child.popen.pid, GROUP_GONE_S)
-        _signal_group(child, signal.SIGKILL)  # helpers the leader left behind
+        signal_group(child, signal.SIGKILL)  # helpers the leader left behind
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.popen.wait(timeout=5)
         child.watcher.join()
@@ -651,9 +650,3 @@ def _meta(run: _Run, repo: Path) -> dict[str, Any]:
         "versions": provenance.collect_run(repo),
         **run.meta,
     }
-
-
-def players_per_process(total: int, per_process: int) -> list[int]:
-    """Split total players into processes of at most per_process players."""
-    n = max(1, math.ceil(total / per_process))
-    return [min(per_process, total - i * per_process) for i in range(n)]

@@ -17,30 +17,33 @@ Layout of run_dir:
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import signal
-import socket
 import subprocess
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from monitors.sampler import Sampler
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from workflow.contract import check_log_dir
 from workflow.logs import parse_detail, read_events_csv, read_rtt_csv, read_ticks_csv
+from workflow.processes import (
+    CONNECTED_PREFIX,
+    LOOPBACK,
+    READY_PREFIX,
+    Child,
+    affinity,
+    parse_netstick_line,
+    pick_free_port,
+    signal_group,
+    spawn,
+    tail,
+    terminate,
+)
 
-READY_PREFIX = "NETSTICK READY"
-CONNECTED_PREFIX = "NETSTICK CONNECTED"
-LOOPBACK = "127.0.0.1"
-TERM_GRACE_S = 3.0
 CLIENT_EXIT_SLACK_S = 30.0
-STDERR_TAIL_LINES = 20
 CLIENT_PROC = "client-0"
 
 
@@ -167,142 +170,6 @@ def client_argv(cfg: RunConfig, port: int, log_dir: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def parse_netstick_line(line: str) -> dict[str, str]:
-    """`NETSTICK READY key=value ...` -> {"key": "value", ...}."""
-    return parse_detail(line.partition(" ")[2].partition(" ")[2])
-
-
-def pick_free_port(host: str = LOOPBACK, attempts: int = 50) -> int:
-    """A port free for both TCP and UDP on host (transports use either or both)."""
-    for _ in range(attempts):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-            tcp.bind((host, 0))
-            port = int(tcp.getsockname()[1])
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-                try:
-                    udp.bind((host, port))
-                except OSError:
-                    continue
-        return port
-    raise LocalRunError(f"found no port free for both TCP and UDP on {host} in {attempts} tries")
-
-
-def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return "(no output)"
-    kept = text.rstrip("\n").split("\n")[-lines:]
-    return "\n".join(kept) if any(kept) else "(no output)"
-
-
-# -- processes ---------------------------------------------------------------------------------
-
-
-class _LineWatcher:
-    """Reads a child's stdout in a thread: tees it to a file and remembers NETSTICK lines."""
-
-    def __init__(self, stream: IO[bytes], tee_path: Path) -> None:
-        self._stream = stream
-        self._tee_path = tee_path
-        self._lines: list[tuple[int, str]] = []  # (t_unix_ns when read, line)
-        self.first_line: str | None = None
-        self._cond = threading.Condition()
-        self._eof = False
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"tee-{tee_path.name}")
-        self._thread.start()
-
-    def _run(self) -> None:
-        with self._tee_path.open("wb") as tee:
-            for raw in iter(self._stream.readline, b""):
-                t_ns = time.time_ns()
-                tee.write(raw)
-                tee.flush()
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if self.first_line is None:
-                    self.first_line = line
-                if line.startswith("NETSTICK "):
-                    with self._cond:
-                        self._lines.append((t_ns, line))
-                        self._cond.notify_all()
-        with self._cond:
-            self._eof = True
-            self._cond.notify_all()
-
-    def wait_for(self, prefix: str, timeout_s: float) -> tuple[int, str] | None:
-        """The first line starting with prefix, waiting at most timeout_s; None at EOF/timeout."""
-        deadline = time.monotonic() + timeout_s
-        with self._cond:
-            while True:
-                for t_ns, line in self._lines:
-                    if line.startswith(prefix):
-                        return t_ns, line
-                remaining = deadline - time.monotonic()
-                if self._eof or remaining <= 0:
-                    return None
-                self._cond.wait(timeout=remaining)
-
-    def join(self, timeout_s: float = 2.0) -> None:
-        self._thread.join(timeout=timeout_s)
-
-
-@dataclass
-class _Child:
-    name: str
-    popen: subprocess.Popen[bytes]
-    watcher: _LineWatcher
-    stderr_path: Path
-
-
-def _spawn(name: str, argv: list[str], run_dir: Path, cpu: int | None) -> _Child:
-    stderr_path = run_dir / f"{name}.stderr.log"
-    # The affinity is set between fork and exec so every thread the runtime creates inherits
-    # it (setting it after start would miss threads that already exist).
-    preexec = functools.partial(os.sched_setaffinity, 0, {cpu}) if cpu is not None else None
-    with stderr_path.open("wb") as stderr:
-        popen = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            start_new_session=True,  # own process group, killed as a whole
-            preexec_fn=preexec,
-        )
-    assert popen.stdout is not None
-    return _Child(
-        name, popen, _LineWatcher(popen.stdout, run_dir / f"{name}.stdout.log"), stderr_path
-    )
-
-
-def _affinity(child: _Child) -> list[int]:
-    """The CPUs the child may run on, read back from the kernel (it may have exited)."""
-    try:
-        return sorted(os.sched_getaffinity(child.popen.pid))
-    except OSError:
-        return []
-
-
-def _signal_group(child: _Child, sig: signal.Signals) -> None:
-    # With start_new_session the pgid is the child's pid. The group outlives its leader while
-    # any member lives, so this also reaches helpers after the leader exited.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.popen.pid, sig)
-
-
-def _terminate(child: _Child, grace_s: float = TERM_GRACE_S) -> int:
-    """SIGTERM the child's group, SIGKILL it after grace_s; returns the exit code."""
-    if child.popen.poll() is None:
-        _signal_group(child, signal.SIGTERM)
-        try:
-            return child.popen.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            _signal_group(child, signal.SIGKILL)
-    return child.popen.wait()
-
-
-# -- the run -----------------------------------------------------------------------------------
-
-
 def run_local(cfg: RunConfig) -> LocalRunResult:
     """Carry out one run; raises LocalRunError when it cannot start, else returns the result.
 
@@ -333,11 +200,11 @@ def run_local(cfg: RunConfig) -> LocalRunResult:
         server_argv=server_argv(cfg, port, log_dir),
         client_argv=client_argv(cfg, port, log_dir),
     )
-    children: list[_Child] = []
+    children: list[Child] = []
     sampler: Sampler | None = None
     connected_ns: int | None = None
     try:
-        server = _spawn("server", result.server_argv, cfg.run_dir, cfg.pin_server_cpu)
+        server = spawn("server", result.server_argv, cfg.run_dir, cpu=cfg.pin_server_cpu)
         children.append(server)
         if server.watcher.wait_for(READY_PREFIX, cfg.ready_timeout_s) is None:
             code = server.popen.poll()
@@ -355,10 +222,10 @@ def run_local(cfg: RunConfig) -> LocalRunResult:
             result.contract_violations.append(
                 f"server stdout: {server.watcher.first_line!r} was printed before the READY line"
             )
-        client = _spawn(CLIENT_PROC, result.client_argv, cfg.run_dir, cfg.pin_client_cpu)
+        client = spawn(CLIENT_PROC, result.client_argv, cfg.run_dir, cpu=cfg.pin_client_cpu)
         children.append(client)
         if cfg.pin_server_cpu is not None or cfg.pin_client_cpu is not None:
-            result.pinned_cpus = {c.name: _affinity(c) for c in children}
+            result.pinned_cpus = {c.name: affinity(c) for c in children}
         sampler = Sampler(
             {"server": server.popen.pid, CLIENT_PROC: client.popen.pid},
             cfg.run_dir / "monitor.csv",
@@ -373,9 +240,9 @@ def run_local(cfg: RunConfig) -> LocalRunResult:
                 f"client did not exit within duration + {CLIENT_EXIT_SLACK_S:g} s "
                 f"= {cfg.duration_s + CLIENT_EXIT_SLACK_S:g} s; killed"
             )
-            _signal_group(client, signal.SIGKILL)
+            signal_group(client, signal.SIGKILL)
             result.client_exit_code = client.popen.wait()
-        result.server_exit_code = _terminate(server)
+        result.server_exit_code = terminate(server)
         try:
             result.sampler_cpu_s = sampler.stop().thread_cpu_s
         except RuntimeError as exc:  # the run itself is still worth reporting
@@ -401,7 +268,7 @@ def run_local(cfg: RunConfig) -> LocalRunResult:
             )
     finally:
         for child in children:
-            _signal_group(child, signal.SIGKILL)
+            signal_group(child, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.popen.wait(timeout=5)
             child.watcher.join()
@@ -499,36 +366,3 @@ def probe_loss_ratio(events: list[dict[str, str]], kind: str = "net") -> float |
     if not seen:
         return None
     return lost / sent if sent > 0 else 0.0
-
-
-def spawn_process(
-    name: str,
-    argv: Sequence[str],
-    run_dir: Path,
-    *,
-    env: Mapping[str, str] | None = None,
-    cpu: int | None = None,
-) -> _Child:
-    """Like _spawn (own process group, stdout teed to <name>.stdout.log with NETSTICK lines
-    remembered, stderr to <name>.stderr.log), with env as the child's whole environment.
-
-    For prototypes whose manifest sets environment variables (workflow.manifest.process_env).
-    """
-    if env is None:
-        return _spawn(name, list(argv), run_dir, cpu)
-    stderr_path = run_dir / f"{name}.stderr.log"
-    preexec = functools.partial(os.sched_setaffinity, 0, {cpu}) if cpu is not None else None
-    with stderr_path.open("wb") as stderr:
-        popen = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=dict(env),
-            start_new_session=True,  # own process group, killed as a whole
-            preexec_fn=preexec,
-        )
-    assert popen.stdout is not None
-    return _Child(
-        name, popen, _LineWatcher(popen.stdout, run_dir / f"{name}.stdout.log"), stderr_path
-    )
