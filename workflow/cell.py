@@ -69,7 +69,10 @@ def derive_cell_id(cell: dict[str, Any]) -> str:
         digest = hashlib.sha256(json.dumps(profile, sort_keys=True).encode()).hexdigest()[:8]
         profile = f"custom{digest}"
     proto = Path(cell["prototype"]).parent.name or "prototype"
-    parts = [proto, cell["transport"], f"p{cell['players']}", cell["workload"]]
+    parts = [proto]
+    if cell.get("library_version", "pinned") != "pinned":
+        parts.append(str(cell["library_version"]))
+    parts += [cell["transport"], f"p{cell['players']}", cell["workload"]]
     parts += [f"{k}={v}" for k, v in sorted(cell["params"].items())]
     parts += [f"t.{k}={v}" for k, v in sorted(cell["transport_options"].items())]
     parts += [profile, f"d{cell['duration_s']:g}"]

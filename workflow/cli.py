@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from workflow import bench, demo
+from workflow import bench, campaign_cli, demo
 from workflow.contract import DEFAULT_MAX_PER_FILE, check_log_dir
 
 
@@ -263,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("cell", type=Path, metavar="CELL.json", help="cell document (cell.schema.json)")
     p.add_argument("--out", type=Path, required=True, help="the run's directory (created)")
     p.set_defaults(func=_cmd_run_cell)
+    campaign_cli.add_parser(sub)
     return parser
 
 

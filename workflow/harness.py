@@ -131,8 +131,12 @@ def _interruptible() -> Iterator[None]:
 # -- the run ------------------------------------------------------------------------------------
 
 
-def run_cell(cell: dict[str, Any], out: Path, *, repo: Path = REPO) -> Outcome:
+def run_cell(
+    cell: dict[str, Any], out: Path, *, repo: Path = REPO, job: dict[str, Any] | None = None
+) -> Outcome:
     """Run one validated cell (workflow.cell.validate) into out.
+
+    job: who ran it (host, pid, SLURM job id), kept in meta.json.
 
     An out that already holds status ok is kept as it is (a resumed campaign never redoes or
     rewrites a finished run).
@@ -146,6 +150,8 @@ def run_cell(cell: dict[str, Any], out: Path, *, repo: Path = REPO) -> Outcome:
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "logs").mkdir(parents=True)
     run = _Run(cell=cell, tmp=tmp)
+    if job is not None:
+        run.meta["job"] = job
     t_start = time.time_ns()
     status: dict[str, Any] = {"status": "ok", "reason": None, "detail": "", "counts": {}}
     interrupted: int | None = None

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 log() { echo "netstick setup: $*" >&2; }
 
 # -- Debian packages -----------------------------------------------------------------------
-APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge)
+APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge slurmdbd mariadb-server)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")

@@ -10,6 +10,8 @@ without the Go reference prototype. FAKE_PROTOTYPE_MODE selects a misbehaviour:
 - ``client-fail``: the client exits with code 4 (a player could not connect);
 - ``bad-args``: the server rejects its arguments (exit code 2);
 - ``chatty``: the server prints a line to stdout before its READY line.
+- ``fail-once``: the first server started for a seed fails to bind (exit 3), every later one
+  works (a flaky run for retry tests); FAKE_PROTOTYPE_STATE_DIR holds one marker per seed.
 """
 
 from __future__ import annotations
@@ -112,6 +114,13 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
     if MODE == "bad-args":
         print("fake: -transport: unknown transport", file=sys.stderr)
         return 2
+    if MODE == "fail-once":
+        marker = Path(os.environ["FAKE_PROTOTYPE_STATE_DIR"]) / f"failed-{flags['seed']}"
+        if not marker.exists():
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("failed once\n")
+            print("fake: cannot bind (fail-once)", file=sys.stderr, flush=True)
+            return 3
     if MODE == "never-ready":
         print("fake: pretending the listener cannot start", file=sys.stderr, flush=True)
         time.sleep(60)

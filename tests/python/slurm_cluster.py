@@ -28,15 +28,39 @@ localhost because with `localhost` first SLURM 22.05 fails with "Duplicated Node
 
 Teardown (stop(), also on any start-up failure and via the context manager) cancels the
 cluster's jobs, stops every daemon by its pid file (SIGTERM, then SIGKILL after a grace), kills
-any slurmstepd still serving one of this cluster's spool directories, and removes the
+any slurmstepd still serving one of this cluster's spool directories, then any daemon (munged,
+mariadbd, slurmdbd, slurmctld, slurmd) whose command line or environment names the directory
+but whose pid file did not say so (one killed during its start, say), and removes the
 directory (kept when NETSTICK_SLURM_KEEP=1, for reading the logs, until the next session
 starts). A directory left by a session whose owner died (kill -9) is cleaned the same way by the
 next start (cleanup_stale).
 
-Accounting: none (AccountingStorageType=accounting_storage/none), so `sacct` does not work and
+Accounting (SlurmCluster.start(accounting=True); off by default): `sacct` works, which is what
+Snakemake's slurm executor uses for job status. Two more daemons, from Debian's slurmdbd and
+mariadb-server, also children of this process and also confined to the session directory:
+
+- mariadbd with a fresh datadir (mariadb-install-db --no-defaults, ~0.6 s), its own socket, pid
+  file, tmpdir and error log, listening only on 127.0.0.1 at a port of its own. --no-defaults
+  keeps /etc/mysql out, so /var/lib/mysql, /run/mysqld and a system MariaDB are never touched.
+  It runs as root (--user=root; the session directory is root's, mode 700). An --init-file
+  creates the database slurm_acct_db and the user slurm@127.0.0.1 with a random password before
+  the server serves its first client;
+- slurmdbd -D, with slurmdbd.conf next to slurm.conf (slurmdbd 22.05 reads
+  dirname($SLURM_CONF)/slurmdbd.conf; checked with strace: /etc/slurm is not looked at), mode
+  600, owned by root (the SlurmUser), AuthInfo=socket= the cluster's munged, its own DbdPort,
+  StorageHost=127.0.0.1 and StoragePort= mariadbd's port (TCP, not the socket: slurmdbd's
+  MySQL client only finds a socket through the MYSQL_UNIX_PORT environment variable, and
+  without it would try the system's /run/mysqld/mysqld.sock).
+
+slurm.conf then says AccountingStorageType=accounting_storage/slurmdbd, AccountingStorageHost=
+localhost, AccountingStoragePort=<DbdPort>; slurmctld registers cluster `netstick` itself and
+root's association exists from the start, so no sacctmgr step is needed. Start order: munged,
+mariadbd (until it greets a client on its socket), slurmdbd (until it listens), slurmctld, the
+slurmds; stop order is the reverse (STOP_ORDER). A finished job reaches the database 1-3 s after
+it ends, so a caller polls sacct for it. The extra start-up cost is about 1 s.
+
+Without accounting (AccountingStorageType=accounting_storage/none), `sacct` does not work and
 Snakemake's slurm executor must be run with `slurm-status-command: squeue` (it hangs otherwise).
-The hook for later is `SlurmCluster.start(accounting=True)`: see `_start_accounting`, which
-documents the verified recipe (MariaDB + slurmdbd) and raises NotImplementedError until needed.
 """
 
 from __future__ import annotations
@@ -44,6 +68,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import shutil
 import socket
 import subprocess
@@ -59,29 +84,74 @@ import psutil
 PACKAGES_HINT = "apt-get install -y --no-install-recommends slurm-wlm munge"
 DAEMONS = ("/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd")
 CLIENTS = ("sinfo", "squeue", "scontrol", "scancel", "srun", "salloc", "sbatch")
+ACCOUNTING_PACKAGES_HINT = "apt-get install -y --no-install-recommends slurmdbd mariadb-server"
+ACCOUNTING_PROGRAMS = ("/usr/sbin/slurmdbd", "/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db")
+ACCOUNTING_CLIENTS = ("sacct",)
+# Process names of every daemon a cluster may run, for the sweep that finds the ones no pid
+# file names (see _session_daemon_pids).
+DAEMON_NAMES = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 DIR_PREFIX = "netstick-slurm-"
 PORT_RANGE = (20000, 30000)  # below the ephemeral range (32768-60999) that outgoing sockets use
-START_TIMEOUT_S = 15.0  # a cold start takes ~2.5 s here; generous for a loaded machine
+START_TIMEOUT_S = 15.0  # a cold start takes ~2.5 s here (~3.5 s with accounting); generous
 STOP_GRACE_S = 5.0
 CMD_TIMEOUT_S = 10.0
 FAKE_NODES = ("node1", "node2")
 PARTITION = "netstick"
 LOCAL_PARTITION = "local"
+DB_NAME = "slurm_acct_db"
+DB_USER = "slurm"
+# InnoDB settings: slurmdbd logs "Database settings not recommended values" (an error line in
+# every log read after a failure) below half of 1 GiB buffer pool, 64 MiB redo log and 900 s
+# lock wait. The pool is reserved, not used: mariadbd stays at ~110 MB resident either way.
+# No fsync per commit: the database is thrown away with the session.
+MARIADB_OPTIONS = (
+    "--innodb-buffer-pool-size=512M",
+    "--innodb-log-file-size=64M",
+    "--innodb-lock-wait-timeout=900",
+    "--innodb-flush-log-at-trx-commit=0",
+)
+INSTALL_DB_TIMEOUT_S = 60.0  # ~0.6 s here
 
 
 class ClusterError(RuntimeError):
     """The cluster could not be started or stopped; the message carries the daemons' logs."""
 
 
-def unavailable_reason() -> str | None:
-    """Why a real cluster cannot run here (a reason to skip), or None."""
+def unavailable_reason(accounting: bool = False) -> str | None:
+    """Why a real cluster (with slurmdbd + MariaDB, if accounting) cannot run here, or None."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "a local SLURM cluster needs root (slurmd runs jobs as any user)"
     missing = [p for p in DAEMONS if not os.access(p, os.X_OK)]
     missing += [c for c in CLIENTS if shutil.which(c) is None]
     if missing:
         return f"SLURM/munge not installed (missing {', '.join(missing)}); {PACKAGES_HINT}"
+    if accounting:
+        missing = [p for p in ACCOUNTING_PROGRAMS if not os.access(p, os.X_OK)]
+        missing += [c for c in ACCOUNTING_CLIENTS if shutil.which(c) is None]
+        if missing:
+            return (
+                f"SLURM accounting (slurmdbd + MariaDB) not installed (missing "
+                f"{', '.join(missing)}); {ACCOUNTING_PACKAGES_HINT}"
+            )
     return None
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a new file that only its owner can read (it holds a password)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def _mariadb_greets(sock: Path) -> bool:
+    """Whether mariadbd sends its handshake on sock, i.e. serves clients (init file done)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(1.0)
+        try:
+            s.connect(str(sock))
+            return len(s.recv(1)) == 1
+        except OSError:
+            return False
 
 
 def _port_free(port: int) -> bool:
@@ -134,6 +204,19 @@ class SlurmCluster:
     @property
     def munge_socket(self) -> Path:
         return self.root / "munge" / "munge.socket"
+
+    @property
+    def dbd_conf(self) -> Path:
+        """slurmdbd.conf: slurmdbd finds it in SLURM_CONF's directory."""
+        return self.root / "slurmdbd.conf"
+
+    @property
+    def mariadb_socket(self) -> Path:
+        return self.root / "run" / "mariadbd.sock"
+
+    @property
+    def accounting(self) -> bool:
+        return "slurmdbd" in self.ports
 
     @property
     def env(self) -> dict[str, str]:
@@ -192,10 +275,10 @@ class SlurmCluster:
     ) -> SlurmCluster:
         """Write the configuration, start munged, slurmctld and the slurmds, wait until idle.
 
-        with_localhost adds a third node `localhost` in partition `local`; accounting is the
-        hook for slurmdbd + MariaDB (not implemented yet, see _start_accounting).
+        with_localhost adds a third node `localhost` in partition `local`; accounting also
+        starts MariaDB and slurmdbd (before slurmctld), so that sacct works.
         """
-        reason = unavailable_reason()
+        reason = unavailable_reason(accounting)
         if reason is not None:
             raise ClusterError(reason)
         cleanup_stale()
@@ -205,14 +288,18 @@ class SlurmCluster:
         cluster = cls(root=root, nodes=nodes)
         try:
             (root / "owner").write_text(f"{os.getpid()}\n")
-            for sub in ("munge", "state", "log", "run", *(f"spool/slurmd-{n}" for n in nodes)):
+            subs = ["munge", "state", "log", "run", *(f"spool/slurmd-{n}" for n in nodes)]
+            for sub in subs + (["mariadb-tmp"] if accounting else []):
                 (root / sub).mkdir(mode=0o700, parents=True)
-            ports = pick_ports(1 + len(nodes))
-            cluster.ports = {"slurmctld": ports[0], **dict(zip(nodes, ports[1:], strict=True))}
+            ports = pick_ports(1 + len(nodes) + (2 if accounting else 0))
+            node_ports = dict(zip(nodes, ports[1 : 1 + len(nodes)], strict=True))
+            cluster.ports = {"slurmctld": ports[0], **node_ports}
+            if accounting:
+                cluster.ports["slurmdbd"], cluster.ports["mariadbd"] = ports[-2:]
             cluster._write_config(accounting)
             cluster._start_munged()
             if accounting:
-                cluster._start_accounting()
+                cluster._start_accounting(t0 + timeout_s)
             cluster._start_daemon(
                 "slurmctld", ["/usr/sbin/slurmctld", "-D", "-i"], root / "run/slurmctld.pid",
                 root / "log/slurmctld.log",
@@ -271,6 +358,14 @@ class SlurmCluster:
             "AccountingStorageType="
             + ("accounting_storage/slurmdbd" if accounting else "accounting_storage/none"),
         ]
+        if accounting:
+            lines += [
+                "AccountingStorageHost=localhost",
+                f"AccountingStoragePort={self.ports['slurmdbd']}",
+                # The munge socket for talking to slurmdbd: AuthInfo does not cover that
+                # connection, which otherwise goes to the system's /run/munge/munge.socket.2.
+                f"AccountingStoragePass={self.munge_socket}",
+            ]
         for node in self.nodes:
             host = "" if node == "localhost" else f" NodeHostname={node}"
             lines.append(
@@ -303,25 +398,123 @@ class SlurmCluster:
         )  # fmt: skip
         self._wait_for(lambda: self.munge_socket.exists(), "munged's socket", time.monotonic() + 5)
 
-    def _start_accounting(self) -> None:
-        """Hook: start MariaDB and slurmdbd before slurmctld (accounting=True).
+    def _start_accounting(self, deadline: float) -> None:
+        """Start MariaDB, then slurmdbd, both in the session directory (see the module doc)."""
+        r = self.root
+        password = secrets.token_hex(16)
+        datadir = r / "mariadb"
+        common = [f"--datadir={datadir}", "--user=root", "--skip-name-resolve", *MARIADB_OPTIONS]
+        self._run_install_db(
+            ["/usr/bin/mariadb-install-db", "--no-defaults", *common,
+             "--auth-root-authentication-method=socket", "--skip-test-db"]
+        )  # fmt: skip
+        # Run by mariadbd before it serves any client, so a client that was greeted also finds
+        # the database and the user (an error in it makes mariadbd exit, which start() sees).
+        init_sql = r / "mariadb-init.sql"
+        _write_private(
+            init_sql,
+            f"CREATE DATABASE IF NOT EXISTS {DB_NAME};\n"
+            f"CREATE USER IF NOT EXISTS '{DB_USER}'@'127.0.0.1' IDENTIFIED BY '{password}';\n"
+            f"GRANT ALL ON {DB_NAME}.* TO '{DB_USER}'@'127.0.0.1';\n",
+        )
+        self._start_daemon(
+            "mariadbd",
+            [
+                "/usr/sbin/mariadbd", "--no-defaults", *common, f"--socket={self.mariadb_socket}",
+                f"--pid-file={r}/run/mariadbd.pid", f"--port={self.ports['mariadbd']}",
+                "--bind-address=127.0.0.1", f"--tmpdir={r}/mariadb-tmp",
+                f"--log-error={r}/log/mariadbd.log", f"--init-file={init_sql}",
+            ],
+            r / "run/mariadbd.pid",
+            r / "log/mariadbd.log",
+        )  # fmt: skip
+        self._wait_for(
+            lambda: self._daemon_exited("mariadbd") or _mariadb_greets(self.mariadb_socket),
+            "mariadbd to accept connections",
+            deadline,
+        )
+        self._raise_if_exited("mariadbd")
+        # Mode 600 and owned by the SlurmUser (root, who writes it), or slurmdbd refuses it.
+        _write_private(
+            self.dbd_conf,
+            "\n".join([
+                "# Written by tests/python/slurm_cluster.py for one test session.",
+                "AuthType=auth/munge",
+                f"AuthInfo=socket={self.munge_socket}",
+                "DbdHost=localhost",
+                f"DbdPort={self.ports['slurmdbd']}",
+                "SlurmUser=root",
+                "DebugLevel=info",
+                f"LogFile={r}/log/slurmdbd.log",
+                f"PidFile={r}/run/slurmdbd.pid",
+                "StorageType=accounting_storage/mysql",
+                "StorageHost=127.0.0.1",
+                f"StoragePort={self.ports['mariadbd']}",
+                f"StorageUser={DB_USER}",
+                f"StoragePass={password}",
+                f"StorageLoc={DB_NAME}",
+            ]) + "\n",
+        )  # fmt: skip
+        self._start_daemon(
+            "slurmdbd", ["/usr/sbin/slurmdbd", "-D"], r / "run/slurmdbd.pid",
+            r / "log/slurmdbd.log",
+        )  # fmt: skip
+        # Listening means its tables exist. Watched, not probed: a probe that connects and says
+        # nothing is logged by slurmdbd as an error.
+        self._wait_for(
+            lambda: self._daemon_exited("slurmdbd") or self._listens("slurmdbd"),
+            f"slurmdbd to listen on port {self.ports['slurmdbd']}",
+            deadline,
+        )
+        self._raise_if_exited("slurmdbd")
 
-        Recipe verified on this machine with /etc paths (context notes, section 1), to be
-        moved under self.root: `apt-get install slurmdbd mariadb-server`; start
-        `mariadbd --user=mysql` with --datadir, --socket and --pid-file under self.root (after
-        mariadb-install-db there; ~0.5 s until ready); CREATE DATABASE slurm_acct_db, CREATE
-        USER 'slurm'@'localhost' IDENTIFIED BY ..., GRANT ALL ON slurm_acct_db.*; write
-        slurmdbd.conf next to slurm.conf (slurmdbd looks for it in SLURM_CONF's directory;
-        mode 600, owned by SlurmUser; AuthInfo=socket= as in slurm.conf, DbdPort=<picked
-        port>, PidFile and LogFile under self.root, StorageType=accounting_storage/mysql) and
-        start `slurmdbd -D` through self._start_daemon; in _write_config, add
-        AccountingStorageHost=localhost and AccountingStoragePort=<DbdPort> (already switches
-        AccountingStorageType to slurmdbd). STOP_ORDER already stops slurmdbd and mariadbd
-        after slurmctld. Records reach the database 1-3 s after a job ends; `sacct` works then.
-        """
-        raise NotImplementedError(
-            "SlurmCluster.start(accounting=True): slurmdbd + MariaDB are not wired up yet; "
-            "see SlurmCluster._start_accounting for the recipe"
+    def _run_install_db(self, argv: list[str]) -> None:
+        out_path = self.root / "log" / "mariadb-install-db.out"
+        with out_path.open("wb") as out:
+            # Its own session: on a timeout the whole group goes, with the bootstrap mariadbd
+            # it runs (which would otherwise outlive the script).
+            proc = subprocess.Popen(
+                argv, env=self.env, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, cwd=self.root, start_new_session=True,
+            )  # fmt: skip
+            try:
+                code = proc.wait(timeout=INSTALL_DB_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, 9)
+                proc.wait()
+                code = None
+        if code != 0:
+            text = out_path.read_text(errors="replace").splitlines()[-20:]
+            raise ClusterError(
+                f"mariadb-install-db {'timed out' if code is None else f'exited with {code}'}:\n"
+                + "\n".join(text)
+            )
+
+    def _daemon(self, name: str) -> _Daemon | None:
+        return next((d for d in self.daemons if d.name == name), None)
+
+    def _daemon_exited(self, name: str) -> bool:
+        d = self._daemon(name)
+        return d is None or d.popen is None or d.popen.poll() is not None
+
+    def _raise_if_exited(self, name: str) -> None:
+        d = self._daemon(name)
+        if d is not None and d.popen is not None and d.popen.poll() is not None:
+            raise ClusterError(f"{name} exited with code {d.popen.returncode}:\n{self.logs()}")
+
+    def _listens(self, name: str) -> bool:
+        """Whether the daemon `name` has a listening TCP socket on its port."""
+        d = self._daemon(name)
+        if d is None or d.popen is None:
+            return False
+        try:
+            conns = psutil.Process(d.popen.pid).net_connections("tcp")
+        except psutil.Error:
+            return False
+        return any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.ports[name]
+            for c in conns
         )
 
     def _start_daemon(self, name: str, argv: list[str], pid_file: Path, log_file: Path) -> None:
@@ -391,6 +584,7 @@ class SlurmCluster:
         for d in sorted(self.daemons, key=_stop_rank):
             problems += _stop_daemon(d)
         problems += kill_stepds(self.root)
+        problems += kill_session_daemons(self.root)
         self.daemons = []
         if os.environ.get("NETSTICK_SLURM_KEEP") != "1":
             shutil.rmtree(self.root, ignore_errors=True)
@@ -487,6 +681,26 @@ def kill_stepds(root: Path) -> list[str]:
             if not _signal_and_wait(p, 1.0)]  # fmt: skip
 
 
+def session_daemon_pids(root: Path) -> list[int]:
+    """Live daemons (munged, mariadbd, slurmdbd, slurmctld, slurmd) of the cluster in root.
+
+    Found by name and by root in their command line or environment (every one gets SLURM_CONF),
+    whether or not a pid file names them: the safety net behind the pid files.
+    """
+    return [
+        proc.pid
+        for proc in psutil.process_iter(["name", "status"])
+        if proc.info["name"] in DAEMON_NAMES
+        and proc.info["status"] != psutil.STATUS_ZOMBIE
+        and _environ_has(proc.pid, str(root))
+    ]
+
+
+def kill_session_daemons(root: Path) -> list[str]:
+    return [f"daemon {p} of {root} survived SIGKILL" for p in session_daemon_pids(root)
+            if not _signal_and_wait(p, STOP_GRACE_S)]  # fmt: skip
+
+
 def _environ_has(pid: int, text: str) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
@@ -515,6 +729,7 @@ def cleanup_stale(parent: Path | None = None) -> list[Path]:
             if pid is not None and _environ_has(pid, str(root)):
                 _signal_and_wait(pid, STOP_GRACE_S)
         kill_stepds(root)
+        kill_session_daemons(root)
         shutil.rmtree(root, ignore_errors=True)
         removed.append(root)
     return removed

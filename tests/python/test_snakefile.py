@@ -1,39 +1,57 @@
-"""The Snakefile parses and plans the build-then-measure DAG (a dry run executes nothing)."""
+"""The workflow parses and plans: build, runs, table, report (a dry run executes nothing)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from workflow import campaign as campaigns
+
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake is not in this venv")
 
 
-@pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake is not installed in this venv")
-def test_dry_run_plans_build_then_bench(tmp_path: Path) -> None:
-    # Plan in a copy, so the dry run's .snakemake/ bookkeeping stays out of the checkout.
-    for name in ("Snakefile", "workflow/rules"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
-        else:
-            shutil.copy(src, tmp_path / name)
-    ref = tmp_path / "prototypes" / "reference"
-    ref.mkdir(parents=True)
-    for name in ("go.mod", "go.sum"):
-        shutil.copy(REPO / "prototypes" / "reference" / name, ref / name)
-    res = subprocess.run(
-        [str(SNAKEMAKE), "-n", "--cores", "1", "--forceall"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def dry_run(tmp_path: Path, *config: str) -> subprocess.CompletedProcess[str]:
+    # -d: Snakemake's bookkeeping (.snakemake/) goes to tmp_path, never into the checkout.
+    return subprocess.run(
+        [str(SNAKEMAKE), "-n", "-s", str(REPO / "workflow" / "Snakefile"), "-d", str(tmp_path),
+         "--config", f"data_dir={tmp_path / 'data'}", f"report_dir={tmp_path / 'report'}",
+         *config],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_default_dry_run_plans_the_quick_campaign(tmp_path: Path) -> None:
+    res = dry_run(tmp_path)
     assert res.returncode == 0, res.stderr
-    plan = res.stdout + res.stderr
-    for job in ("build_reference", "bench_prototypes", "all"):
-        assert job in plan
+    out = res.stdout + res.stderr
+    n = len(campaigns.plan("quick").runs)
+    for job, count in (("run", n), ("plan", 1), ("runs_table", 1), ("render_report", 1)):
+        assert any(line.split() == [job, str(count)] for line in out.splitlines()), (job, out)
+
+
+@pytest.mark.parametrize("name", campaigns.available_campaigns())
+def test_every_campaign_dry_runs_within_10_s(tmp_path: Path, name: str) -> None:
+    t0 = time.monotonic()
+    res = dry_run(tmp_path, f"campaign={name}")
+    took = time.monotonic() - t0
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert took < 10 or name != "browser-channels", f"{name}: dry run took {took:.1f} s"
+
+
+def test_bad_config_names_the_key(tmp_path: Path) -> None:
+    res = dry_run(tmp_path, "retries=-1")
+    assert res.returncode != 0
+    assert "retries" in res.stdout + res.stderr
+
+
+def test_unknown_campaign_is_an_error_naming_the_choices(tmp_path: Path) -> None:
+    res = dry_run(tmp_path, "campaign=nope")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "workflow/campaigns/nope.yaml" in out and "quick" in out

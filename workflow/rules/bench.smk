@@ -1,12 +1,13 @@
-# The transport benchmark of the reference prototypes (see README: Benchmark).
+# The transport benchmark of the reference prototypes (see README: Benchmarks); not part of
+# `all`: `snakemake data/bench/prototypes.json`.
 
 
 rule bench_prototypes:
     input:
-        binary=rules.build_reference.output[0],
+        binary=REF_BINARY,
     output:
-        "data/bench/prototypes.json",
+        REPO / "data" / "bench" / "prototypes.json",
     resources:
         bench=1,
     shell:
-        ".venv/bin/netstick bench-prototypes --binary {input.binary} --out {output}"
+        "{NETSTICK} bench-prototypes --binary {input.binary} --out {output}"

@@ -1,0 +1,171 @@
+"""One row per planned run of a campaign: what was measured, and what failed or never ran.
+
+Reads data/raw/<campaign>/plan.json, each run's record and, for ok runs, its logs, monitor CSV
+and meta.json; writes data/results/<campaign>/runs.csv. Every planned run gets a row, so a
+failed or missing run can never silently drop out of a table (status says which it is).
+A run directory that cannot be read gives a row with status ok and a read_error, not a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from monitors.sampler import Sample
+from stats.resources import mean_cpu_cores, peak_rss_bytes
+from stats.summary import summarize_by_kind
+from workflow.logs import read_rtt_logs, read_ticks_csv
+
+COLUMNS = (
+    "campaign", "cell_id", "run_id", "block", "run_order", "seed", "prototype",
+    "library_version", "transport", "transport_options", "players", "workload", "params",
+    "network_profile", "duration_s", "status", "reason", "failed_attempts", "read_error",
+    "rtt_net_p50_us", "rtt_net_p95_us", "rtt_net_p99_us", "rtt_net_samples",
+    "rtt_app_p50_us", "rtt_app_p95_us", "rtt_app_p99_us",
+    "rtt_lib_p50_us", "rtt_lib_p95_us", "rtt_lib_p99_us",
+    "send_late_p99_us", "server_cpu_cores", "client_cpu_cores", "server_rss_bytes",
+    "server_rx_bytes_per_s", "server_tx_bytes_per_s", "players_connected_max",
+    "overhead_s", "host", "slurm_job_id",
+)  # fmt: skip
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _samples(path: Path) -> list[Sample]:
+    with path.open(newline="") as f:
+        return [
+            Sample(
+                int(r["t_unix_ns"]),
+                r["proc"],
+                float(r["cpu_user_s"]),
+                float(r["cpu_system_s"]),
+                float(r["cpu_cores"]),
+                int(r["rss_bytes"]),
+                int(r["num_threads"]) if r["num_threads"] else None,
+            )
+            for r in csv.DictReader(f)
+        ]
+
+
+def measure(run: Path) -> dict[str, Any]:
+    """The per-run numbers of one ok run directory, over its measurement window."""
+    meta = _read_json(run / "meta.json") or {}
+    ws, we = meta.get("window_start_unix_ns"), meta.get("window_end_unix_ns")
+    row: dict[str, Any] = {"overhead_s": meta.get("overhead_s")}
+    job = meta.get("job") or {}
+    row["host"] = job.get("host") or (meta.get("versions") or {}).get("host", {}).get("name")
+    row["slurm_job_id"] = job.get("slurm_job_id")
+    rtt = read_rtt_logs(run / "logs")
+    kinds = summarize_by_kind(rtt.t_unix_ns, rtt.kind, rtt.rtt_us, rtt.send_late_us, ws, we)
+    for kind, s in kinds.items():
+        row[f"rtt_{kind}_p50_us"] = round(s.rtt_us.p50, 1)
+        row[f"rtt_{kind}_p95_us"] = round(s.rtt_us.p95, 1)
+        row[f"rtt_{kind}_p99_us"] = round(s.rtt_us.p99, 1)
+        if kind == "net":
+            row["rtt_net_samples"] = s.rtt_us.n
+            if s.send_late_us is not None:
+                row["send_late_p99_us"] = round(s.send_late_us.p99, 1)
+    if (run / "monitor.csv").is_file():
+        samples = _samples(run / "monitor.csv")
+        clients = sorted({s.proc for s in samples if s.proc.startswith("client")})
+        server = mean_cpu_cores(samples, "server", ws, we)
+        row["server_cpu_cores"] = None if server is None else round(server, 4)
+        cores = [mean_cpu_cores(samples, c, ws, we) for c in clients]
+        row["client_cpu_cores"] = round(sum(c for c in cores if c is not None), 4)
+        row["server_rss_bytes"] = peak_rss_bytes(samples, "server")
+    totals = (meta.get("net_totals") or {}).get("server") or (
+        (meta.get("net_totals_corrected") or {}).get("server")
+    )
+    window_s = (we - ws) / 1e9 if ws and we else None
+    if totals and window_s:
+        # Whole-run counters over the window's length: the run's traffic outside the window
+        # (joins, leaves) is small next to it and is what the papers' totals include too.
+        row["server_rx_bytes_per_s"] = round(totals.get("rx_bytes", 0) / window_s, 1)
+        row["server_tx_bytes_per_s"] = round(totals.get("tx_bytes", 0) / window_s, 1)
+    ticks = run / "logs" / "server.ticks.csv"
+    if ticks.is_file():
+        counts = [int(r["players_connected"]) for r in read_ticks_csv(ticks)]
+        row["players_connected_max"] = max(counts, default=None)
+    return row
+
+
+def rows(raw_campaign: Path) -> list[dict[str, Any]]:
+    plan = _read_json(raw_campaign / "plan.json")
+    if plan is None:
+        raise SystemExit(f"{raw_campaign / 'plan.json'}: missing or not JSON; run the campaign")
+    out = []
+    for entry in plan["runs"]:
+        cell = entry["cell"]
+        row: dict[str, Any] = {
+            "campaign": plan["campaign"],
+            "cell_id": cell["cell_id"],
+            "run_id": cell["run_id"],
+            "block": entry.get("block"),
+            "run_order": cell.get("run_order"),
+            "seed": cell.get("seed"),
+            "prototype": Path(cell["prototype"]).parent.name,
+            "library_version": cell.get("library_version", "pinned"),
+            "transport": cell["transport"],
+            "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
+            "players": cell["players"],
+            "workload": cell["workload"],
+            "params": json.dumps(cell.get("params", {}), sort_keys=True),
+            "network_profile": cell["network_profile"]
+            if isinstance(cell["network_profile"], str)
+            else json.dumps(cell["network_profile"], sort_keys=True),
+            "duration_s": cell["duration_s"],
+        }
+        cell_dir = raw_campaign / cell["cell_id"]
+        record = _read_json(cell_dir / f"{cell['run_id']}.json")
+        failed = cell_dir / f"{cell['run_id']}.failed"
+        row["failed_attempts"] = len(list(failed.iterdir())) if failed.is_dir() else 0
+        if record is None:
+            row["status"] = "not_run"
+        else:
+            row["status"] = record["status"]
+            row["reason"] = record.get("reason")
+        if row["status"] == "ok":
+            try:
+                row.update(measure(cell_dir / cell["run_id"]))
+            except (OSError, ValueError, KeyError) as exc:
+                row["read_error"] = f"{type(exc).__name__}: {exc}"
+        out.append(row)
+    return out
+
+
+def write(raw_campaign: Path, out_csv: Path) -> int:
+    table = rows(raw_campaign)
+    out_csv.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_csv.with_name(f".{out_csv.name}.tmp-{os.getpid()}")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for row in table:
+            w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS})
+    os.replace(tmp, out_csv)
+    return len(table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stats.runs_table", description=__doc__)
+    ap.add_argument("raw_campaign", type=Path, help="data/raw/<campaign>")
+    ap.add_argument("--out", type=Path, required=True, help="runs.csv to write")
+    args = ap.parse_args(argv)
+    n = write(args.raw_campaign, args.out)
+    print(f"{n} runs -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

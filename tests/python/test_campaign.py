@@ -1,0 +1,219 @@
+"""Campaign files: validation errors that name the key, the expansion into runs, the seeded order,
+and that every shipped campaign plans."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow import campaign as campaigns
+
+FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
+
+
+def write(tmp_path: Path, doc: dict, name: str = "t") -> Path:
+    doc = {"name": name, **doc}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def base(**over: object) -> dict:
+    doc: dict = {
+        "description": "test",
+        "seed": 7,
+        "repetitions": 2,
+        "defaults": {"duration_s": 3},
+        "matrix": [
+            {
+                "name": "b",
+                "prototypes": [{"name": "reference", "transports": ["tcp", "udp"]}],
+                "players": [10, 20],
+                "workloads": [{"name": "idle"}, {"name": "stream", "params": {"rate_hz": [10, 60]}}],
+            }
+        ],
+    }
+    doc.update(over)
+    return doc
+
+
+def test_expansion_counts_cells_runs_and_param_axes(tmp_path: Path) -> None:
+    plan = campaigns.plan(write(tmp_path, base()))
+    # 2 transports x 2 player counts x (idle + stream at 2 rates) = 12 cells, 2 runs each
+    assert len(plan.cell_ids) == 12
+    assert len(plan.runs) == 24
+    rates = {r.cell["params"].get("rate_hz") for r in plan.runs if r.cell["workload"] == "stream"}
+    assert rates == {"10", "60"}
+    assert {r.run_id for r in plan.runs} == {"r1", "r2"}
+    assert all(r.cell["campaign"] == "t" and r.cell["block"] == "b" for r in plan.runs)
+
+
+def test_order_is_seeded_recorded_and_not_sorted(tmp_path: Path) -> None:
+    a = campaigns.plan(write(tmp_path, base()))
+    b = campaigns.plan(write(tmp_path, base()))
+    c = campaigns.plan(write(tmp_path, base(seed=8)))
+    keys = [r.key for r in a.runs]
+    assert keys == [r.key for r in b.runs]  # same seed, same order
+    assert keys != [r.key for r in c.runs]  # another seed, another order
+    assert keys != sorted(keys)
+    assert [r.cell["run_order"] for r in a.runs] == list(range(len(a.runs)))
+    # every run has its own seed, derived from the campaign's
+    assert len({r.cell["seed"] for r in a.runs}) == len(a.runs)
+    assert {r.cell["seed"] for r in a.runs} != {r.cell["seed"] for r in c.runs}
+
+
+def test_cell_ids_cover_every_measured_key(tmp_path: Path) -> None:
+    a = campaigns.plan(write(tmp_path, base()))
+    b = campaigns.plan(write(tmp_path, base(defaults={"duration_s": 3, "tick_rate_hz": 30})))
+    # tick_rate_hz is not in the readable part of the id, but the content hash differs
+    assert not set(a.cell_ids) & set(b.cell_ids)
+    # repetitions share their cell id; the seed is not part of it
+    c = campaigns.plan(write(tmp_path, base(seed=99)))
+    assert a.cell_ids == c.cell_ids
+
+
+def test_exclude_removes_matching_cells(tmp_path: Path) -> None:
+    doc = base(exclude=[{"transport": "udp", "players": 20}, {"params.rate_hz": 60}])
+    plan = campaigns.plan(write(tmp_path, doc))
+    facts = {(r.cell["transport"], r.cell["players"], r.cell["params"].get("rate_hz")) for r in plan.runs}
+    assert ("udp", 20, None) not in facts
+    assert all(rate != "60" for _, _, rate in facts)
+    assert ("udp", 10, None) in facts
+
+
+def test_overrides_shorten_and_change_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, base())
+    full = campaigns.plan(path)
+    short = campaigns.plan(path, repetitions=1, duration_s=1)
+    assert len(short.runs) == 12
+    assert all(r.cell["duration_s"] == 1.0 for r in short.runs)
+    assert not set(full.cell_ids) & set(short.cell_ids)
+
+
+def test_unavailable_prototype_is_reported_not_dropped_silently(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["prototypes"].append({"name": "unity/mirror", "transports": ["kcp"]})
+    plan = campaigns.plan(write(tmp_path, doc))
+    assert len(plan.runs) == 24
+    [gone] = plan.unavailable
+    assert gone.prototype == "unity/mirror"
+    assert gone.cells == 6 and gone.runs == 12
+    assert "prototypes/unity/mirror/prototype.yaml" in gone.reason
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"repetitons": 3}, "Additional properties are not allowed ('repetitons'"),
+        ({"seed": -1}, "key seed: -1 is less than the minimum of 0"),
+        ({"name": "other"}, "key name: 'other' must equal the file name 't'"),
+    ],
+)
+def test_top_level_errors_name_the_key(tmp_path: Path, change: dict, expected: str) -> None:
+    doc = base()
+    doc.update(change)
+    path = tmp_path / "t.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", **doc}))
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(path)
+    assert expected in str(err.value)
+    assert "t.yaml" in str(err.value)
+
+
+def test_unknown_workload_lists_allowed_values(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["workloads"] = [{"name": "dance"}]
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    text = str(err.value)
+    assert "matrix.0.workloads.0.name" in text and "'dance' is not one of" in text
+    assert "'idle'" in text
+
+
+def test_unknown_transport_names_the_manifests_transports(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["prototypes"][0]["transports"] = ["tcp", "carrier-pigeon"]
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    text = str(err.value)
+    assert "prototypes.0.transports.1" in text and "'carrier-pigeon'" in text
+    assert "tcp, udp, kcp, enet, quic, ws, webrtc" in text
+
+
+def test_unknown_transport_option_and_profile_and_exclude_key(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["prototypes"][0]["transports"] = [{"name": "quic", "options": {"x": "1"}}]
+    with pytest.raises(campaigns.CampaignError, match=r"options\.x: not an option of quic"):
+        campaigns.plan(write(tmp_path, doc))
+    doc = base()
+    doc["matrix"][0]["network_profiles"] = ["lan", "moon"]
+    with pytest.raises(campaigns.CampaignError, match=r"network_profiles\.1: unknown profile 'moon'"):
+        campaigns.plan(write(tmp_path, doc))
+    with pytest.raises(campaigns.CampaignError, match=r"exclude\.0\.colour: unknown key"):
+        campaigns.plan(write(tmp_path, base(exclude=[{"colour": "red"}])))
+
+
+def test_matrix_keys_cannot_be_set_in_defaults(tmp_path: Path) -> None:
+    with pytest.raises(campaigns.CampaignError, match=r"key defaults: players are set by the matrix"):
+        campaigns.plan(write(tmp_path, base(defaults={"duration_s": 3, "players": 5})))
+
+
+def test_bad_cell_default_names_the_block(tmp_path: Path) -> None:
+    doc = base(defaults={"duration_s": 3, "tick_rate_hz": -5})
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    assert "matrix.0 (b)" in str(err.value) and "tick_rate_hz" in str(err.value)
+
+
+def test_unknown_campaign_name_lists_the_shipped_ones() -> None:
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan("nope")
+    assert "quick" in str(err.value) and "workflow/campaigns/nope.yaml" in str(err.value)
+
+
+def test_budget_is_checked(tmp_path: Path) -> None:
+    plan = campaigns.plan(write(tmp_path, base(budget_min=0.5)))
+    problem = plan.budget_problem()
+    assert problem is not None and "budget_min" in problem and "over_budget=ok" in problem
+    assert campaigns.plan(write(tmp_path, base(budget_min=60))).budget_problem() is None
+
+
+def test_out_of_tree_manifest(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["prototypes"] = [
+        {"name": "fake", "manifest": str(FAKE_MANIFEST), "transports": ["tcp"]}
+    ]
+    plan = campaigns.plan(write(tmp_path, doc))
+    assert {(campaigns.REPO / r.cell["prototype"]).resolve() for r in plan.runs} == {
+        FAKE_MANIFEST.resolve()
+    }
+
+
+@pytest.mark.parametrize("name", campaigns.available_campaigns())
+def test_every_shipped_campaign_plans(name: str) -> None:
+    t0 = time.monotonic()
+    plan = campaigns.plan(name)
+    assert plan.runs, f"{name} has no runnable run"
+    assert time.monotonic() - t0 < 10
+    assert plan.budget_problem() is None, plan.budget_problem()
+
+
+def test_quick_matches_its_promise() -> None:
+    plan = campaigns.plan("quick")
+    transports = {r.cell["transport"] for r in plan.runs}
+    players = {r.cell["players"] for r in plan.runs}
+    workloads = {r.cell["workload"] for r in plan.runs}
+    reps = {r.run_id for r in plan.runs}
+    assert len(transports) >= 3 and len(players) >= 2 and len(workloads) >= 2 and len(reps) >= 3
+    assert plan.budget_min is not None and plan.budget_min <= 10
+    assert plan.estimate_s() <= 10 * 60
+
+
+def test_nodes_per_run() -> None:
+    assert campaigns.nodes_for(1, 500) == 2
+    assert campaigns.nodes_for(500, 500) == 2
+    assert campaigns.nodes_for(501, 500) == 3
+    assert campaigns.nodes_for(200, 50) == 5
