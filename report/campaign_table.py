@@ -50,9 +50,9 @@ def cell_rows(runs: list[dict[str, str]]) -> list[dict[str, Any]]:
         for key, _ in METRICS:
             vals = [v for v in (_num(r[key]) for r in ok) if v is not None]
             row[key] = (
-                f"{_fmt(statistics.median(vals))} [{_fmt(min(vals))}–{_fmt(max(vals))}]"
+                f"{_fmt(statistics.median(vals))} [{_fmt(min(vals))}, {_fmt(max(vals))}]"
                 if vals
-                else "–"
+                else "n/a"
             )
         out.append(row)
     return out
