@@ -443,6 +443,9 @@ def plan(
                             raise CampaignError(str(exc)) from None
                         full.pop("cell_id", None)
                         readable = cells.derive_cell_id(full)
+                        # The campaign's name of the prototype, not its directory's.
+                        dirname = Path(full["prototype"]).parent.name
+                        readable = proto["name"].replace("/", "-") + readable[len(dirname) :]
                         if label:
                             readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
                         cid = f"{readable}-{content_hash(full)}"

@@ -182,9 +182,11 @@ class Monitor:
         return self
 
     def stop(self) -> float:
+        """Stop and print the final count (the last run may finish between two polls)."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+        print(self.line(), file=self.out, flush=True)
         return time.monotonic() - self.started
 
     def _done(self) -> tuple[int, int]:
