@@ -97,10 +97,32 @@ def _node_addr(node: str) -> str:
     return m.group(1) if m else node
 
 
+def _allocation() -> tuple[str | None, int]:
+    """(node list, node count) of the enclosing SLURM job.
+
+    Snakemake's SLURM job step strips every SLURM_* variable but the job id before it runs a
+    job, so the allocation is asked of slurmctld when the variables are gone.
+    """
+    nodelist = os.environ.get("SLURM_JOB_NODELIST")
+    if nodelist:
+        return nodelist, int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or "1")
+    job = os.environ.get("SLURM_JOB_ID")
+    if not job or shutil.which("scontrol") is None:
+        return None, 1
+    out = subprocess.run(
+        ["scontrol", "show", "job", "-o", job], capture_output=True, text=True, timeout=10
+    )
+    nodes = re.search(r"\bNodeList=(\S+)", out.stdout)
+    count = re.search(r"\bNumNodes=(\d+)", out.stdout)
+    if out.returncode != 0 or nodes is None or nodes.group(1) == "(null)":
+        return None, 1
+    return nodes.group(1), int(count.group(1)) if count else 1
+
+
 def decide(requested: str, monitor_dir: str | None = None) -> Placement:
     """local, slurm, or auto (slurm inside a multi-node allocation, else local)."""
-    nodelist = os.environ.get("SLURM_JOB_NODELIST")
-    multi = int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or "1") > 1
+    nodelist, count = _allocation() if requested != "local" else (None, 1)
+    multi = count > 1
     if requested == "local" or (requested == "auto" and not (nodelist and multi)):
         return Placement("local")
     if not nodelist:

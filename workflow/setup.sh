@@ -67,3 +67,19 @@ if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requ
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2
   cp requirements.txt .venv/.netstick-requirements
 fi
+
+# -- Snakemake profiles --------------------------------------------------------------------
+# `snakemake --profile das6` looks the name up in the working directory, then in
+# $XDG_CONFIG_HOME/snakemake (not next to the Snakefile): link this checkout's profile there.
+# A link to another checkout is replaced (the newest setup wins); a real directory is kept.
+profiles=${XDG_CONFIG_HOME:-$HOME/.config}/snakemake
+mkdir -p "$profiles"
+for name in das6; do
+  target=$PWD/workflow/profiles/$name
+  link=$profiles/$name
+  if [[ -L $link || ! -e $link ]]; then
+    [[ $(readlink "$link" 2>/dev/null) == "$target" ]] || { ln -sfn "$target" "$link"; log "profile $name -> $target"; }
+  else
+    log "warning: $link exists and is not a link; \`--profile $name\` uses it, not $target"
+  fi
+done
