@@ -14,7 +14,7 @@ FUZZ_S ?= 5
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness clean
+.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign clean
 
 all: build
 
@@ -58,6 +58,9 @@ bench-prototypes: build
 
 bench-harness: build
 	$(NETSTICK) bench-harness --out data/bench/harness.json
+
+bench-campaign: build
+	$(NETSTICK) bench-campaign --out data/bench/campaign.json
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache

@@ -164,22 +164,29 @@ def run(
         "provenance": provenance.collect(repo),
         "measured": measured,
         "runs": runs,
-        "targets": [
-            {
-                "metric": k,
-                "op": op,
-                "threshold": thr,
-                "what": what,
-                "measured": measured.get(k),
-                "pass": measured.get(k) is not None
-                and (measured[k] <= thr if op == "<=" else measured[k] >= thr),
-            }
-            for k, (op, thr, what) in TARGETS.items()
-        ],
+        "targets": target_rows(measured, TARGETS),
     }
     doc = repo_relative(doc, repo)
     write_json_atomically(out, doc)
     return doc
+
+
+def target_rows(
+    measured: dict[str, Any], targets: dict[str, tuple[str, float, str]]
+) -> list[dict[str, Any]]:
+    """Each target with its measured value and pass (a missing value fails)."""
+    return [
+        {
+            "metric": k,
+            "op": op,
+            "threshold": thr,
+            "what": what,
+            "measured": measured.get(k),
+            "pass": measured.get(k) is not None
+            and (measured[k] <= thr if op == "<=" else measured[k] >= thr),
+        }
+        for k, (op, thr, what) in targets.items()
+    ]
 
 
 def summary(doc: dict[str, Any]) -> str:

@@ -258,6 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_bench_harness)
 
     p = sub.add_parser(
+        "bench-campaign",
+        help="benchmark the workflow: the quick campaign's time outside windows, dry runs",
+    )
+    p.add_argument("--out", type=Path, default=Path("data/bench/campaign.json"))
+    p.set_defaults(func=_cmd_bench_campaign)
+
+    p = sub.add_parser(
         "run-cell", help="run one repetition of one cell: sandbox, server, players, monitors"
     )
     p.add_argument("cell", type=Path, metavar="CELL.json", help="cell document (cell.schema.json)")
@@ -271,6 +278,15 @@ def _cmd_bench_harness(args: argparse.Namespace) -> int:
     from workflow import bench_harness, harness
 
     doc = bench_harness.run(args.out, args.raw_dir, harness.REPO, args.repetitions)
+    print(bench_harness.summary(doc))
+    print(f"results in {args.out}")
+    return 0
+
+
+def _cmd_bench_campaign(args: argparse.Namespace) -> int:
+    from workflow import bench_campaign, bench_harness, harness
+
+    doc = bench_campaign.run(args.out, harness.REPO)
     print(bench_harness.summary(doc))
     print(f"results in {args.out}")
     return 0
