@@ -39,7 +39,7 @@ Accounting (SlurmCluster.start(accounting=True); off by default): `sacct` works,
 Snakemake's slurm executor uses for job status. Two more daemons, from Debian's slurmdbd and
 mariadb-server, also children of this process and also confined to the session directory:
 
-- mariadbd with a fresh datadir (mariadb-install-db --no-defaults, ~0.6 s), its own socket, pid
+- mariadbd with a fresh datadir (mariadb-install-db --no-defaults, ~0.7 s), its own socket, pid
   file, tmpdir and error log, listening only on 127.0.0.1 at a port of its own. --no-defaults
   keeps /etc/mysql out, so /var/lib/mysql, /run/mysqld and a system MariaDB are never touched.
   It runs as root (--user=root; the session directory is root's, mode 700). An --init-file
@@ -53,11 +53,15 @@ mariadb-server, also children of this process and also confined to the session d
   without it would try the system's /run/mysqld/mysqld.sock).
 
 slurm.conf then says AccountingStorageType=accounting_storage/slurmdbd, AccountingStorageHost=
-localhost, AccountingStoragePort=<DbdPort>; slurmctld registers cluster `netstick` itself and
-root's association exists from the start, so no sacctmgr step is needed. Start order: munged,
-mariadbd (until it greets a client on its socket), slurmdbd (until it listens), slurmctld, the
-slurmds; stop order is the reverse (STOP_ORDER). A finished job reaches the database 1-3 s after
-it ends, so a caller polls sacct for it. The extra start-up cost is about 1 s.
+localhost, AccountingStoragePort=<DbdPort> and AccountingStoragePass=<the munge socket>:
+AuthInfo does not cover the connection to slurmdbd, which without it is authenticated through
+the system's /run/munge (slurmctld then dies with "no TRES from it"). slurmctld registers
+cluster `netstick` itself and root's association exists from the start, so no sacctmgr step is
+needed. Start order: munged, mariadbd (until it greets a client on its socket), slurmdbd (until
+it listens), slurmctld, the slurmds; stop order is the reverse (STOP_ORDER). A finished job
+reaches the database 1-3 s after it ends, so a caller polls sacct for it (a pending job may not
+be there yet either). A cold start with accounting takes ~2.2 s here: mariadb-install-db
+~0.7 s, slurmctld's first registration with the new database ~0.7 s.
 
 Without accounting (AccountingStorageType=accounting_storage/none), `sacct` does not work and
 Snakemake's slurm executor must be run with `slurm-status-command: squeue` (it hangs otherwise).
@@ -70,6 +74,7 @@ import os
 import random
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -92,7 +97,7 @@ ACCOUNTING_CLIENTS = ("sacct",)
 DAEMON_NAMES = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 DIR_PREFIX = "netstick-slurm-"
 PORT_RANGE = (20000, 30000)  # below the ephemeral range (32768-60999) that outgoing sockets use
-START_TIMEOUT_S = 15.0  # a cold start takes ~2.5 s here (~3.5 s with accounting); generous
+START_TIMEOUT_S = 15.0  # a cold start takes ~2.5 s here (+~2 s with accounting); generous
 STOP_GRACE_S = 5.0
 CMD_TIMEOUT_S = 10.0
 FAKE_NODES = ("node1", "node2")
@@ -144,7 +149,10 @@ def _write_private(path: Path, text: str) -> None:
 
 
 def _mariadb_greets(sock: Path) -> bool:
-    """Whether mariadbd sends its handshake on sock, i.e. serves clients (init file done)."""
+    """Whether mariadbd sends its handshake on sock, i.e. serves clients (init file done).
+
+    mariadbd logs the probe as a Warning (an aborted connection): once per start.
+    """
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(1.0)
         try:
@@ -481,11 +489,13 @@ class SlurmCluster:
                 code = proc.wait(timeout=INSTALL_DB_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, 9)
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 code = None
         if code != 0:
-            text = out_path.read_text(errors="replace").splitlines()[-20:]
+            # Its [ERROR] lines come first, then ~30 lines of generic advice.
+            lines = out_path.read_text(errors="replace").splitlines()
+            text = [line for line in lines if "ERROR" in line][:20] or lines[-20:]
             raise ClusterError(
                 f"mariadb-install-db {'timed out' if code is None else f'exited with {code}'}:\n"
                 + "\n".join(text)
@@ -620,21 +630,34 @@ def _read_pid(path: Path) -> int | None:
         return None
 
 
-def _signal_and_wait(pid: int, grace_s: float) -> bool:
-    """SIGTERM pid, SIGKILL it after grace_s; True when it is gone."""
+def _ended(proc: psutil.Process) -> bool:
+    """Gone, or a zombie: it runs nothing any more, whoever reaps it."""
     try:
-        proc = psutil.Process(pid)
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace_s)
-        except psutil.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=grace_s)
+        return proc.status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
-    except psutil.TimeoutExpired:
-        return False
-    return True
+
+
+def _signal_and_wait(pid: int, grace_s: float) -> bool:
+    """SIGTERM pid, SIGKILL it after grace_s; True when it has ended.
+
+    A zombie counts as ended: a process that is not our child (a slurmstepd, or a daemon of
+    a session whose owner died) is reaped by init, here only every ~2 s, and waiting for that
+    made each stop take 2 s.
+    """
+    try:
+        proc = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return True
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.send_signal(sig)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if _ended(proc):
+                return True
+            time.sleep(0.02)
+    return _ended(proc)
 
 
 def _stop_daemon(d: _Daemon) -> list[str]:

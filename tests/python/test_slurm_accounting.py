@@ -27,7 +27,9 @@ import pytest
 import slurm_cluster as sc
 
 SACCT_TIMEOUT_S = 10.0  # records reach the database 1-3 s after a job ends
-JOB_TIMEOUT_S = 60.0  # sbatch --wait of a job that runs for well under a second
+# A batch job here starts ~3 s after sbatch (the scheduler batches submissions) and runs for well
+# under a second; sbatch --wait looks after 2 s, then 8 s later, so the first one takes 10 s.
+JOB_TIMEOUT_S = 60.0
 SACCT_FORMAT = ("JobID", "State", "NodeList", "ExitCode")
 TERMINAL_STATES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
 
@@ -41,9 +43,22 @@ def cluster() -> Iterator[sc.SlurmCluster]:
         yield c
 
 
-def _sacct(cluster: sc.SlurmCluster, job_id: str) -> dict[str, str]:
+def test_unavailable_reason_names_what_accounting_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sc.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sc.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(sc.os, "access", lambda path, _mode: "slurmdbd" not in str(path))
+    assert sc.unavailable_reason() is None  # the plain cluster needs none of it
+    reason = sc.unavailable_reason(accounting=True) or ""
+    assert "/usr/sbin/slurmdbd" in reason and sc.ACCOUNTING_PACKAGES_HINT in reason, reason
+    monkeypatch.setattr(sc.os, "geteuid", lambda: 1000)
+    assert "needs root" in (sc.unavailable_reason(accounting=True) or "")
+
+
+def _sacct(
+    cluster: sc.SlurmCluster, job_id: str, timeout_s: float = SACCT_TIMEOUT_S
+) -> dict[str, str]:
     """The job's allocation record once it shows a final state (polled, bounded)."""
-    deadline = time.monotonic() + SACCT_TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     out = ""
     while time.monotonic() < deadline:
         argv = ["sacct", "-X", "-n", "-P", "-o", ",".join(SACCT_FORMAT), "-j", job_id]
@@ -54,9 +69,7 @@ def _sacct(cluster: sc.SlurmCluster, job_id: str) -> dict[str, str]:
             if row["JobID"] == job_id and row["State"].startswith(TERMINAL_STATES):
                 return row
         time.sleep(0.2)
-    raise AssertionError(
-        f"no final sacct record of job {job_id} after {SACCT_TIMEOUT_S} s: {out!r}"
-    )
+    raise AssertionError(f"no final sacct record of job {job_id} in {timeout_s} s: {out!r}")
 
 
 def _sbatch(cluster: sc.SlurmCluster, *args: str, wait: bool = True) -> str:
@@ -79,8 +92,9 @@ def test_a_finished_two_node_job_is_completed_in_sacct(cluster: sc.SlurmCluster)
 
 
 def test_a_job_that_exits_3_is_failed_with_its_exit_code(cluster: sc.SlurmCluster) -> None:
-    job = _sbatch(cluster, "--wrap", "exit 3")
-    row = _sacct(cluster, job)
+    # Not --wait: sacct is polled while the job is pending and running, as Snakemake does.
+    job = _sbatch(cluster, "--wrap", "exit 3", wait=False)
+    row = _sacct(cluster, job, timeout_s=JOB_TIMEOUT_S)
     assert row["State"] == "FAILED", row
     assert row["ExitCode"] == "3:0", row
 
@@ -100,10 +114,15 @@ def test_the_slurm_executor_plugins_own_query_sees_the_job(cluster: sc.SlurmClus
     # The command the executor runs to learn its jobs' states (it names jobs by run id).
     status = pytest.importorskip("snakemake_executor_plugin_slurm.job_status_query")
     run_id = str(uuid.uuid4())
-    job = _sbatch(cluster, "-J", run_id, "--wrap", "true")
-    _sacct(cluster, job)
-    out = cluster.run(shlex.split(status.query_job_status_sacct(run_id)))
-    assert out.stdout.split() == [f"{job}|COMPLETED"], out
+    job = _sbatch(cluster, "-J", run_id, "--wrap", "true", wait=False)
+    _sacct(cluster, job, timeout_s=JOB_TIMEOUT_S)
+    # Its query selects by time window, which the first record of a finished job (eligible
+    # time still unknown) is outside of; the full record follows within about a second.
+    argv = shlex.split(status.query_job_status_sacct(run_id))
+    deadline = time.monotonic() + SACCT_TIMEOUT_S
+    while (out := cluster.run(argv).stdout.split()) != [f"{job}|COMPLETED"]:
+        assert time.monotonic() < deadline, f"{shlex.join(argv)} said {out}"
+        time.sleep(0.2)
 
 
 def _daemons_of(root: Path) -> list[str]:
@@ -163,7 +182,10 @@ def test_cleanup_stale_stops_the_accounting_daemons_of_a_killed_session() -> Non
         assert owner.stdout is not None
         ready, _, _ = select.select([owner.stdout], [], [], sc.START_TIMEOUT_S + 5)
         assert ready, "the owner session did not start its cluster"
-        root = Path(owner.stdout.readline().strip())
+        line = owner.stdout.readline().strip()
+        # Checked before use: an empty line would make Path("."), which every process "names".
+        assert Path(line).name.startswith(sc.DIR_PREFIX), f"the owner said {line!r}"
+        root = Path(line)
         assert root.is_dir(), root
         pids = sc.session_daemon_pids(root)
         assert len(pids) == 6, pids  # munged, mariadbd, slurmdbd, slurmctld, 2 slurmd
