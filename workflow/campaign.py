@@ -339,7 +339,7 @@ def plan(
         raise CampaignError(str(exc)) from None
 
     seen: dict[str, tuple[dict[str, Any], str, int]] = {}
-    unavailable: dict[str, list[int]] = {}
+    unavailable: dict[str, dict[str, int]] = {}  # prototype -> cell id -> repetitions
     reasons: dict[str, str] = {}
     for bi, block in enumerate(doc["matrix"]):
         where = f"{source}: matrix.{bi} ({block['name']})"
@@ -450,8 +450,8 @@ def plan(
                             readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
                         cid = f"{readable}-{content_hash(full)}"
                         if man is None:
-                            unavailable.setdefault(proto["name"], []).append(reps)
-                            seen.setdefault(f"unavailable:{cid}", (full, block["name"], 0))
+                            cells_of = unavailable.setdefault(proto["name"], {})
+                            cells_of[cid] = max(cells_of.get(cid, 0), reps)
                             continue
                         if cid not in seen:
                             full["cell_id"] = cid
@@ -462,8 +462,6 @@ def plan(
 
     runs: list[Run] = []
     for cid, (full, block_name, reps) in sorted(seen.items()):
-        if cid.startswith("unavailable:"):
-            continue
         for k in range(1, reps + 1):
             run_cell = dict(full)
             run_cell["run_id"] = f"r{k}"
@@ -475,7 +473,7 @@ def plan(
     for i, r in enumerate(runs):
         r.cell["run_order"] = i
     gone = [
-        Unavailable(name, reasons[name], len(counts), sum(counts))
+        Unavailable(name, reasons[name], len(counts), sum(counts.values()))
         for name, counts in sorted(unavailable.items())
     ]
     if not runs and not gone:
