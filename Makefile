@@ -25,7 +25,12 @@ build: setup
 	cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
 	cd workflow/netemu && go build -trimpath -o bin/netemu .
 
-run: demo
+# The quick campaign (workflow/campaigns/quick.yaml) on this machine, ending with its report.
+# Resumes where it stopped; after a hard kill run `.venv/bin/snakemake --unlock` once.
+run: build
+	.venv/bin/snakemake --config campaign=$(CAMPAIGN)
+
+CAMPAIGN ?= quick
 
 demo: build
 	$(NETSTICK) demo --binary $(BIN)

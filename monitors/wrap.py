@@ -7,6 +7,11 @@ local /proc), so each `srun` step starts the prototype through this wrapper: it 
 command's process tree into DIR/monitor-<name>.csv, passes stdout and stderr through unchanged
 (the harness reads the READY and CONNECTED lines), forwards SIGTERM and SIGINT to the command,
 and exits with the command's exit code.
+
+Inside a SLURM job step nothing is forwarded: slurmstepd delivers a signal that srun forwards to
+every process of the task, the command included, and a second copy from here could reach the
+command while it is already exiting (a Python or .NET runtime that has restored the default
+handler then dies of it, exit 130, instead of exiting 0 as the contract asks).
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child.pid, signum)
 
+    in_step = "SLURM_STEP_ID" in os.environ
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, forward)
+        # In a step the signal reaches the command directly; here it must not end the wrapper.
+        signal.signal(sig, signal.SIG_IGN if in_step else forward)
     out = args.out_dir / f"monitor-{args.name}.csv"
     with Sampler({args.name: child.pid}, out, args.interval_s):
         code = child.wait()

@@ -30,7 +30,7 @@ COLUMNS = (
     "rtt_lib_p50_us", "rtt_lib_p95_us", "rtt_lib_p99_us",
     "send_late_p99_us", "server_cpu_cores", "client_cpu_cores", "server_rss_bytes",
     "server_rx_bytes_per_s", "server_tx_bytes_per_s", "players_connected_max",
-    "overhead_s", "host", "slurm_job_id",
+    "isolation", "overhead_s", "host", "slurm_job_id",
 )  # fmt: skip
 
 
@@ -78,15 +78,21 @@ def measure(run: Path) -> dict[str, Any]:
                 row["send_late_p99_us"] = round(s.send_late_us.p99, 1)
     if (run / "monitor.csv").is_file():
         samples = _samples(run / "monitor.csv")
+        # Under SLURM each process is sampled on its own node (monitor-<name>.csv); the local
+        # monitor.csv then sees only the srun launcher, so the node's rows replace its rows.
+        for node_csv in sorted(run.glob("monitor-*.csv")):
+            name = node_csv.stem.removeprefix("monitor-")
+            samples = [x for x in samples if x.proc != name] + _samples(node_csv)
         clients = sorted({s.proc for s in samples if s.proc.startswith("client")})
         server = mean_cpu_cores(samples, "server", ws, we)
         row["server_cpu_cores"] = None if server is None else round(server, 4)
         cores = [mean_cpu_cores(samples, c, ws, we) for c in clients]
         row["client_cpu_cores"] = round(sum(c for c in cores if c is not None), 4)
         row["server_rss_bytes"] = peak_rss_bytes(samples, "server")
-    totals = (meta.get("net_totals") or {}).get("server") or (
-        (meta.get("net_totals_corrected") or {}).get("server")
-    )
+    # Exact server traffic exists only with namespaces (its veth); without isolation the
+    # NIC totals mix every process of the host and are left to the stats stage.
+    row["isolation"] = meta.get("isolation")
+    totals = (meta.get("net_totals") or {}).get("server")
     window_s = (we - ws) / 1e9 if ws and we else None
     if totals and window_s:
         # Whole-run counters over the window's length: the run's traffic outside the window
@@ -138,7 +144,7 @@ def rows(raw_campaign: Path) -> list[dict[str, Any]]:
         if row["status"] == "ok":
             try:
                 row.update(measure(cell_dir / cell["run_id"]))
-            except (OSError, ValueError, KeyError) as exc:
+            except Exception as exc:  # one unreadable run is a row with its error, not a crash
                 row["read_error"] = f"{type(exc).__name__}: {exc}"
         out.append(row)
     return out

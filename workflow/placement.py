@@ -97,12 +97,41 @@ def _node_addr(node: str) -> str:
     return m.group(1) if m else node
 
 
-def _allocation() -> tuple[str | None, int]:
-    """(node list, node count) of the enclosing SLURM job.
+# What the harness needs of the job's environment: the allocation, and where the cluster's
+# configuration is when it is not in /etc/slurm.
+RESTORED = ("SLURM_CONF", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES")
 
-    Snakemake's SLURM job step strips every SLURM_* variable but the job id before it runs a
-    job, so the allocation is asked of slurmctld when the variables are gone.
-    """
+
+def _restore_job_environment() -> None:
+    """Snakemake's SLURM job step strips every SLURM_* variable but the job id before it runs
+    a job. The batch script that started the step still has them: take the ones the harness
+    needs from the nearest ancestor process of the same job."""
+    job = os.environ.get("SLURM_JOB_ID")
+    if not job or all(k in os.environ for k in RESTORED):
+        return
+    import psutil
+
+    try:
+        ancestors = psutil.Process().parents()
+    except psutil.Error:
+        return
+    for proc in ancestors:
+        try:
+            env = proc.environ()
+        except psutil.Error:
+            continue
+        # The closest ancestors are stripped too; the batch script has the allocation.
+        if env.get("SLURM_JOB_ID") == job and "SLURM_JOB_NODELIST" in env:
+            for key in RESTORED:
+                if key in env and key not in os.environ:
+                    os.environ[key] = env[key]
+            return
+
+
+def _allocation() -> tuple[str | None, int]:
+    """(node list, node count) of the enclosing SLURM job; asked of slurmctld when the
+    environment does not say."""
+    _restore_job_environment()
     nodelist = os.environ.get("SLURM_JOB_NODELIST")
     if nodelist:
         return nodelist, int(os.environ.get("SLURM_JOB_NUM_NODES", "1") or "1")

@@ -150,7 +150,8 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
         )
         Path(os.environ["FAKE_PROTOTYPE_HELPER_PID"]).write_text(str(helper.pid))
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for signum in (signal.SIGTERM, signal.SIGINT):  # the contract: SIGINT like SIGTERM
+        signal.signal(signum, lambda *_: stop.set())
     connected = [0]
 
     def serve(conn: socket.socket) -> None:

@@ -1,0 +1,50 @@
+"""The runs table has a row for every planned run, whatever state its data is in."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from stats import runs_table
+
+
+def _plan(raw: Path, keys: list[tuple[str, str]]) -> None:
+    runs = [
+        {
+            "key": f"{c}/{r}",
+            "block": "b",
+            "cell": {
+                "cell_id": c, "run_id": r, "prototype": "prototypes/reference/prototype.yaml",
+                "transport": "tcp", "players": 2, "workload": "idle", "duration_s": 1.0,
+                "network_profile": "lan", "params": {}, "transport_options": {},
+            },
+        }
+        for c, r in keys
+    ]  # fmt: skip
+    raw.mkdir(parents=True)
+    (raw / "plan.json").write_text(json.dumps({"campaign": "t", "runs": runs}))
+
+
+def test_every_planned_run_gets_a_row_and_bad_data_is_reported(tmp_path: Path) -> None:
+    raw = tmp_path / "raw" / "t"
+    _plan(raw, [("c1", "r1"), ("c1", "r2"), ("c2", "r1")])
+    # r1 of c1: ok record, but its run directory holds garbage
+    (raw / "c1" / "r1" / "logs").mkdir(parents=True)
+    (raw / "c1" / "r1.json").write_text(json.dumps({"status": "ok"}))
+    (raw / "c1" / "r1" / "meta.json").write_text("{not json")
+    (raw / "c1" / "r1" / "logs" / "client-0.rtt.csv").write_text("garbage\n1,2\n")
+    # r2 of c1: failed for good, with two kept attempts
+    (raw / "c1" / "r2.json").write_text(json.dumps({"status": "failed", "reason": "not_ready"}))
+    for stamp in ("a", "b"):
+        (raw / "c1" / "r2.failed" / stamp).mkdir(parents=True)
+    # c2 never ran
+    out = tmp_path / "runs.csv"
+    assert runs_table.write(raw, out) == 3
+    rows = {(r["cell_id"], r["run_id"]): r for r in csv.DictReader(out.open())}
+    assert rows[("c1", "r1")]["status"] == "ok"
+    assert "client-0.rtt.csv" in rows[("c1", "r1")]["read_error"]
+    assert rows[("c1", "r2")]["status"] == "failed"
+    assert rows[("c1", "r2")]["reason"] == "not_ready"
+    assert rows[("c1", "r2")]["failed_attempts"] == "2"
+    assert rows[("c2", "r1")]["status"] == "not_run"
