@@ -20,6 +20,7 @@ from monitors.sampler import Sample
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from workflow.logs import read_rtt_logs, read_ticks_csv
+from workflow.records import read_json
 
 COLUMNS = (
     "campaign", "cell_id", "run_id", "block", "run_order", "seed", "prototype",
@@ -32,14 +33,6 @@ COLUMNS = (
     "server_rx_bytes_per_s", "server_tx_bytes_per_s", "players_connected_max",
     "isolation", "overhead_s", "host", "slurm_job_id",
 )  # fmt: skip
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _samples(path: Path) -> list[Sample]:
@@ -60,7 +53,7 @@ def _samples(path: Path) -> list[Sample]:
 
 def measure(run: Path) -> dict[str, Any]:
     """The per-run numbers of one ok run directory, over its measurement window."""
-    meta = _read_json(run / "meta.json") or {}
+    meta = read_json(run / "meta.json") or {}
     ws, we = meta.get("window_start_unix_ns"), meta.get("window_end_unix_ns")
     row: dict[str, Any] = {"overhead_s": meta.get("overhead_s")}
     job = meta.get("job") or {}
@@ -107,7 +100,7 @@ def measure(run: Path) -> dict[str, Any]:
 
 
 def rows(raw_campaign: Path) -> list[dict[str, Any]]:
-    plan = _read_json(raw_campaign / "plan.json")
+    plan = read_json(raw_campaign / "plan.json")
     if plan is None:
         raise SystemExit(f"{raw_campaign / 'plan.json'}: missing or not JSON; run the campaign")
     out = []
@@ -133,7 +126,7 @@ def rows(raw_campaign: Path) -> list[dict[str, Any]]:
             "duration_s": cell["duration_s"],
         }
         cell_dir = raw_campaign / cell["cell_id"]
-        record = _read_json(cell_dir / f"{cell['run_id']}.json")
+        record = read_json(cell_dir / f"{cell['run_id']}.json")
         failed = cell_dir / f"{cell['run_id']}.failed"
         row["failed_attempts"] = len(list(failed.iterdir())) if failed.is_dir() else 0
         if record is None:

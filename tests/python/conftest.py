@@ -37,13 +37,15 @@ import slurm_cluster as _slurm  # noqa: E402
 
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[_slurm.SlurmCluster]:
-    """A real SLURM 22.05 cluster on this machine (node1, node2 in partition `netstick`).
+    """A real SLURM 22.05 cluster on this machine (node1, node2 in partition `netstick`), with
+    accounting (MariaDB + slurmdbd, so sacct works as on a real cluster).
 
-    Clients reach it through cluster.env (SLURM_CONF). Skips when not root or when slurm-wlm
-    and munge are not installed; stopped, with nothing left running, at the end of the session.
+    Clients reach it through cluster.env (SLURM_CONF). Skips when not root or when slurm-wlm,
+    munge, slurmdbd or mariadb-server are not installed; stopped, with nothing left running, at
+    the end of the session.
     """
-    reason = _slurm.unavailable_reason()
+    reason = _slurm.unavailable_reason(accounting=True)
     if reason is not None:
         pytest.skip(reason)
-    with _slurm.SlurmCluster.start() as cluster:
+    with _slurm.SlurmCluster.start(accounting=True) as cluster:
         yield cluster

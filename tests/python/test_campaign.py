@@ -222,3 +222,17 @@ def test_nodes_per_run() -> None:
     assert campaigns.nodes_for(500, 500) == 2
     assert campaigns.nodes_for(501, 500) == 3
     assert campaigns.nodes_for(200, 50) == 5
+
+
+def test_cli_plan_prints_the_plan_and_names_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workflow import cli
+
+    assert cli.main(["campaign", "plan", str(write(tmp_path, base()))]) == 0
+    assert "campaign t: 24 runs of 12 cells, seed 7" in capsys.readouterr().out
+    doc = base()
+    doc["matrix"][0]["players"] = [0]
+    assert cli.main(["campaign", "plan", str(write(tmp_path, doc))]) == 2
+    err = capsys.readouterr().err
+    assert "netstick campaign:" in err and "matrix.0.players.0" in err

@@ -19,7 +19,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -34,13 +33,10 @@ SACCT_FORMAT = ("JobID", "State", "NodeList", "ExitCode")
 TERMINAL_STATES = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[sc.SlurmCluster]:
-    reason = sc.unavailable_reason(accounting=True)
-    if reason is not None:
-        pytest.skip(reason)
-    with sc.SlurmCluster.start(accounting=True) as c:
-        yield c
+@pytest.fixture
+def cluster(slurm_cluster: sc.SlurmCluster) -> sc.SlurmCluster:
+    """The session's cluster (conftest.py), which has accounting."""
+    return slurm_cluster
 
 
 def test_unavailable_reason_names_what_accounting_lacks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,10 @@ import yaml
 REPO = wr.REPO
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[sc.SlurmCluster]:
-    reason = sc.unavailable_reason(accounting=True)
-    if reason is not None:
-        pytest.skip(reason)
-    with sc.SlurmCluster.start(accounting=True) as c:
-        yield c
+@pytest.fixture
+def cluster(slurm_cluster: sc.SlurmCluster) -> sc.SlurmCluster:
+    """The session's cluster (conftest.py), which has accounting."""
+    return slurm_cluster
 
 
 def das6_like_profile(root: Path, cluster: sc.SlurmCluster, players_per_node: int) -> Path:
