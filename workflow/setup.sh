@@ -58,14 +58,15 @@ for module in prototypes/reference workflow/netemu; do
 done
 
 # -- Python environment --------------------------------------------------------------------
-if [[ ! -x .venv/bin/python ]] || ! cmp -s requirements.txt .venv/.netstick-requirements; then
-  log "creating the Python environment in .venv (requirements.txt)"
+if [[ ! -x .venv/bin/python ]] || ! cat requirements.txt requirements-nodeps.txt | cmp -s - .venv/.netstick-requirements; then
+  log "creating the Python environment in .venv (requirements.txt, requirements-nodeps.txt)"
   rm -rf .venv
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt >&2
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-nodeps.txt >&2
   # No build isolation: the build backend is the pinned setuptools from requirements.txt.
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2
-  cp requirements.txt .venv/.netstick-requirements
+  cat requirements.txt requirements-nodeps.txt > .venv/.netstick-requirements
 fi
 
 # -- Snakemake profiles --------------------------------------------------------------------
