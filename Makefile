@@ -14,7 +14,7 @@ FUZZ_S ?= 5
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign clean
+.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats clean
 
 all: build
 
@@ -66,6 +66,10 @@ bench-harness: build
 
 bench-campaign: build
 	$(NETSTICK) bench-campaign --out data/bench/campaign.json
+
+# 100 million synthetic RTT samples: Parquet + polars against pandas.read_csv (about 10 minutes).
+bench-stats: setup
+	$(PY) -m stats.bench_stats --out data/bench/stats.json
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache

@@ -58,8 +58,11 @@ def cell_rows(runs: list[dict[str, str]]) -> list[dict[str, Any]]:
     return out
 
 
-def render(runs: list[dict[str, str]], plan: dict[str, Any]) -> str:
+def render(
+    runs: list[dict[str, str]], plan: dict[str, Any], findings: dict[str, Any] | None = None
+) -> str:
     e = html.escape
+    found = "\n".join(f"<li>{e(f['statement'])}</li>" for f in (findings or {}).get("findings", []))
     cells = cell_rows(runs)
     bad = [r for r in runs if r["status"] != "ok"]
     head = "".join(f"<th>{e(k)}</th>" for k in CELL_KEYS) + "<th>runs ok</th>"
@@ -98,6 +101,11 @@ runs ran in a seeded random order (plan.json). Campaign file
 <code>{e(plan["campaign_file"])}</code> (sha256 {e(plan["campaign_sha256"][:16])}…).</p>
 <p>Each value is the median over the cell's ok runs with the smallest and largest run in
 brackets. RTT is the uniform network probe (kind net) over the measurement window.</p>
+<h2>Findings</h2>
+<p>Intervals are {int(100 * (findings or {}).get("ci_level", 0.95))} % bootstrap intervals across
+runs (data/results/{e(plan["campaign"])}/cells.csv, comparisons.csv, findings.json).</p>
+<ul>{found or "<li>none (no statistics yet)</li>"}</ul>
+<h2>Cells</h2>
 <table><tr>{head}</tr>
 {body}
 </table>
@@ -114,13 +122,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("runs_csv", type=Path)
     ap.add_argument("--plan", type=Path, required=True, help="data/raw/<campaign>/plan.json")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--findings", type=Path, default=None, help="findings.json of the stats stage")
     args = ap.parse_args(argv)
     with args.runs_csv.open(newline="") as f:
         runs = list(csv.DictReader(f))
     plan = json.loads(args.plan.read_text())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp-{os.getpid()}")
-    tmp.write_text(render(runs, plan), encoding="utf-8")
+    findings = json.loads(args.findings.read_text()) if args.findings else None
+    tmp.write_text(render(runs, plan, findings), encoding="utf-8")
     os.replace(tmp, args.out)
     print(f"report: {args.out}")
     return 0

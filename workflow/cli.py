@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from stats import cli as stats_cli
 from workflow import bench, campaign_cli, demo
 from workflow.contract import DEFAULT_MAX_PER_FILE, check_log_dir
 
@@ -271,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="the run's directory (created)")
     p.set_defaults(func=_cmd_run_cell)
     campaign_cli.add_parser(sub)
+    stats_cli.add_parsers(sub)
     return parser
 
 

@@ -53,6 +53,15 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
         assert cell_id in {r["cell_id"] for r in rows}
     assert "4 ok, 0 failed" in page
 
+    # The statistics stage ran on the same runs.
+    results = tmp_path / "data" / "results" / "wf-basic"
+    ingested = json.loads((results / "ingest.json").read_text())
+    assert ingested["runs_ok"] == 4 and ingested["samples"] > 0 and ingested["bad_rows"] == {}
+    findings = json.loads((results / "findings.json").read_text())
+    assert findings["runs"] == 4 and findings["cells"] == 2
+    assert any(f["kind"] == "inconclusive" for f in findings["findings"])  # 2 runs per cell
+    assert "Findings" in page
+
     summary = json.loads((raw / "summary.json").read_text())
     assert summary["runs"] == {"total": 4, "ok": 4, "failed": 0, "not_run": 0}
     assert "== campaign wf-basic: 4 of 4 runs ok, 0 failed, 0 not run ==" in out

@@ -1,5 +1,4 @@
-# From raw runs to the table and the report.
-# runs.csv is the per-run table the stats stage builds on (Parquet, warm-up, intervals).
+# From raw runs to tables, statistics and the report.
 
 
 def _records(wc):
@@ -16,12 +15,36 @@ rule runs_table:
         "{REPO}/.venv/bin/python -m stats.runs_table {RAW} --out {output}"
 
 
+rule ingest:
+    input:
+        plan=RAW / "plan.json",
+        records=_records,
+    output:
+        samples=RESULTS / "samples.parquet",
+        runs=RESULTS / "runs.parquet",
+        report=RESULTS / "ingest.json",
+    shell:
+        "{REPO}/.venv/bin/python -m stats.ingest {RAW} --out {RESULTS}"
+
+
+rule stats:
+    input:
+        RESULTS / "runs.parquet",
+    output:
+        RESULTS / "cells.parquet",
+        RESULTS / "comparisons.parquet",
+        RESULTS / "findings.json",
+    shell:
+        "{REPO}/.venv/bin/python -m stats.analyse {RESULTS}"
+
+
 rule render_report:
     input:
         runs=RESULTS / "runs.csv",
         plan=RAW / "plan.json",
+        findings=RESULTS / "findings.json",
     output:
         REPORT,
     shell:
         "{REPO}/.venv/bin/python -m report.campaign_table {input.runs} --plan {input.plan} "
-        "--out {output}"
+        "--findings {input.findings} --out {output}"

@@ -1,0 +1,149 @@
+"""bench-stats: ingesting and summarising 100 million RTT samples (data/bench/stats.json).
+
+1. Synthetic samples, 1000 runs x 100 000 (the shape of samples.parquet), are written as Parquet
+   in chunks (not timed).
+2. `stats.ingest.summarise` (per run and kind: n, p50, p95, p99 of RTT, p99 of lateness) reads them,
+   in a child process whose wall time and peak RSS are measured.
+3. The way the Net-Celerity scripts read their results: pandas.read_csv of the CSV, then a groupby
+   quantile, on a subset (10 million rows by default; the full 100 million as CSV would need ~5 GB
+   and far more memory than the target allows), and the same subset from Parquet with step 2, so
+   the speed-up compares equal sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+RESULT_SCHEMA = 1
+TARGETS = {
+    "summarise_s": ("<=", 300.0, "ingest and summarise 100 M samples from Parquet, 2 cores"),
+    "summarise_peak_rss_gib": ("<=", 4.0, "peak memory of that"),
+    "speedup_vs_pandas_csv": (">=", 10.0, "Parquet + polars against pandas.read_csv, same rows"),
+}
+SAMPLES_PER_RUN = 100_000
+
+
+def write_synthetic(path: Path, samples: int, seed: int = 1) -> int:
+    """samples rows in runs of SAMPLES_PER_RUN, kinds net/app in 4:1, lognormal RTTs."""
+    rng = np.random.default_rng(seed)
+    runs = max(1, samples // SAMPLES_PER_RUN)
+    writer: pq.ParquetWriter | None = None
+    kinds = pa.array(["net", "app"])
+    try:
+        for r in range(runs):
+            n = SAMPLES_PER_RUN
+            t = 1_700_000_000_000_000_000 + np.sort(rng.integers(0, 120 * 10**9, n))
+            table = pa.table(
+                {
+                    "campaign": pa.array(["synthetic"] * n).dictionary_encode(),
+                    "cell_id": pa.array([f"cell{r // 10}"] * n).dictionary_encode(),
+                    "run_id": pa.array([f"r{r % 10 + 1}"] * n).dictionary_encode(),
+                    "t_unix_ns": t,
+                    "t_s": (t - t[0]) / 1e9,
+                    "player": rng.integers(0, 200, n, dtype=np.int32),
+                    "seq": np.arange(n, dtype=np.int64),
+                    "kind": pa.DictionaryArray.from_arrays(
+                        (rng.random(n) < 0.2).astype(np.int8), kinds
+                    ),
+                    "rtt_us": rng.lognormal(np.log(5000), 0.4, n),
+                    "send_late_us": rng.exponential(80.0, n),
+                    "source": pa.array(["synthetic"] * n).dictionary_encode(),
+                }
+            )
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, compression="zstd")
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+    return runs * SAMPLES_PER_RUN
+
+
+def _child(code: str) -> tuple[float, float]:
+    """Run code in a fresh interpreter: (wall s, its own peak RSS in GiB, from wait4)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed ({proc.returncode}): {code}")
+    return wall, usage.ru_maxrss / 2**20  # KiB -> GiB
+
+
+def run(out: Path, work: Path, samples: int, subset: int) -> dict[str, Any]:
+    from workflow import provenance
+    from workflow.bench import write_json_atomically
+    from workflow.bench_harness import target_rows
+
+    work.mkdir(parents=True, exist_ok=True)
+    big = work / "samples.parquet"
+    small = work / "subset.parquet"
+    small_csv = work / "subset.csv"
+    n_big = write_synthetic(big, samples)
+    n_small = write_synthetic(small, subset, seed=2)
+    pq.read_table(small).to_pandas().to_csv(small_csv, index=False)
+
+    summarise = "from stats.ingest import summarise; print(summarise({!r}).height)"
+    big_s, big_gib = _child(summarise.format(str(big)))
+    small_s, _ = _child(summarise.format(str(small)))
+    pandas_code = (
+        "import pandas as pd; d = pd.read_csv({!r}); d = d[d.t_s >= 0]; "
+        "print(d.groupby(['cell_id', 'run_id', 'kind'])['rtt_us']"
+        ".quantile([0.5, 0.95, 0.99]).shape)"
+    )
+    pandas_s, pandas_gib = _child(pandas_code.format(str(small_csv)))
+    measured = {
+        "samples": n_big,
+        "summarise_s": round(big_s, 2),
+        "summarise_peak_rss_gib": round(big_gib, 3),
+        "subset_samples": n_small,
+        "subset_parquet_s": round(small_s, 2),
+        "subset_pandas_csv_s": round(pandas_s, 2),
+        "subset_pandas_peak_rss_gib": round(pandas_gib, 3),
+        "speedup_vs_pandas_csv": round(pandas_s / small_s, 1),
+        "parquet_bytes": big.stat().st_size,
+        "csv_bytes_subset": small_csv.stat().st_size,
+    }
+    doc = {
+        "schema": RESULT_SCHEMA,
+        "benchmark": "bench-stats",
+        "provenance": provenance.collect(Path(__file__).resolve().parents[1]),
+        "measured": measured,
+        "targets": target_rows(measured, TARGETS),
+    }
+    write_json_atomically(out, doc)
+    for p in (big, small, small_csv):
+        os.unlink(p)
+    return doc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from workflow.bench_harness import summary
+
+    ap = argparse.ArgumentParser(prog="python -m stats.bench_stats", description=__doc__)
+    ap.add_argument("--out", type=Path, default=Path("data/bench/stats.json"))
+    ap.add_argument("--work", type=Path, default=Path("data/bench-runs/stats"))
+    ap.add_argument("--samples", type=int, default=100_000_000)
+    ap.add_argument("--subset", type=int, default=10_000_000)
+    args = ap.parse_args(argv)
+    doc = run(args.out, args.work, args.samples, args.subset)
+    print(summary(doc))
+    print(json.dumps(doc["measured"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

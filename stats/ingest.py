@@ -1,0 +1,215 @@
+"""Ingest: a campaign's raw run directories become tidy Parquet tables.
+
+    data/raw/<campaign>/  ->  data/results/<campaign>/samples.parquet   one row per RTT sample
+                                                     runs.parquet      one row per planned run
+                                                     ingest.json       rows read, bad rows per file
+
+Samples are read with polars against the log schema (workflow/schema.py: the header must match,
+every value must parse); a row that does not parse is counted per file and left out, never a
+crash. They are streamed run by run into one Parquet file (row group per run), so memory holds
+one run at a time. Every planned run gets a row in runs.parquet, ok or not, with the provenance
+of its meta.json (commit, host, isolation, seed, run order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from stats import runs_table, warmup
+from workflow.records import read_json
+from workflow.schema import RTT_COLUMNS
+
+SAMPLE_SCHEMA = {
+    "t_unix_ns": pl.Int64,
+    "player": pl.Int32,
+    "seq": pl.Int64,
+    "rtt_us": pl.Float64,
+    "kind": pl.String,
+    "send_late_us": pl.Float64,
+}
+REQUIRED = ("t_unix_ns", "player", "seq", "rtt_us", "kind")  # send_late_us may be empty
+
+
+@dataclass
+class IngestReport:
+    runs: int = 0
+    runs_ok: int = 0
+    samples: int = 0
+    bad_rows: dict[str, int] = field(default_factory=dict)  # file -> rows left out
+    bad_files: dict[str, str] = field(default_factory=dict)  # file -> why it was not read
+
+
+def read_rtt_file(path: Path, report: IngestReport) -> pl.DataFrame:
+    """One client-<k>.rtt.csv, validated; unparseable rows counted in report and dropped."""
+    with path.open("rb") as f:
+        header = f.readline().decode(errors="replace").strip()
+    if header != ",".join(RTT_COLUMNS):
+        report.bad_files[str(path)] = f"header {header!r}, expected {','.join(RTT_COLUMNS)!r}"
+        return pl.DataFrame(schema=SAMPLE_SCHEMA)
+    df = pl.read_csv(
+        path,
+        schema=SAMPLE_SCHEMA,
+        ignore_errors=True,  # a bad value becomes null and the row is counted below
+        truncate_ragged_lines=True,
+    )
+    valid = pl.all_horizontal(pl.col(c).is_not_null() for c in REQUIRED) & pl.col("kind").is_in(
+        ["net", "app", "lib"]
+    )
+    bad = df.height - df.filter(valid).height
+    if bad:
+        report.bad_rows[str(path)] = bad
+    return df.filter(valid)
+
+
+def run_samples(
+    run: Path, campaign: str, cell_id: str, run_id: str, report: IngestReport
+) -> pl.DataFrame:
+    meta = read_json(run / "meta.json") or {}
+    start = meta.get("window_start_unix_ns")
+    frames = [read_rtt_file(p, report) for p in sorted((run / "logs").glob("client-*.rtt.csv"))]
+    df = pl.concat(frames) if frames else pl.DataFrame(schema=SAMPLE_SCHEMA)
+    t_s = (
+        ((pl.col("t_unix_ns") - start) / 1e9) if start is not None else pl.lit(float("nan"))
+    ).alias("t_s")
+    return df.select(
+        pl.lit(campaign).alias("campaign"),
+        pl.lit(cell_id).alias("cell_id"),
+        pl.lit(run_id).alias("run_id"),
+        "t_unix_ns",
+        t_s,
+        "player",
+        "seq",
+        "kind",
+        "rtt_us",
+        "send_late_us",
+        pl.lit("netstick").alias("source"),
+    )
+
+
+def warmup_of(samples: pl.DataFrame) -> warmup.WarmupCut | None:
+    """MSER-5 on the run's per-second median net RTT."""
+    net = samples.filter((pl.col("kind") == "net") & (pl.col("t_s") >= 0))
+    if net.height == 0:
+        return None
+    per_s = (
+        net.group_by(pl.col("t_s").floor().alias("second"))
+        .agg(pl.col("rtt_us").median())
+        .sort("second")
+    )
+    return warmup.mser5(per_s["rtt_us"].to_numpy(), step_s=1.0)
+
+
+def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
+    plan = read_json(raw_campaign / "plan.json")
+    if plan is None:
+        raise FileNotFoundError(f"{raw_campaign / 'plan.json'}: missing; run the campaign first")
+    report = IngestReport()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".samples.parquet.tmp-{os.getpid()}"
+    writer: pq.ParquetWriter | None = None
+    rows: list[dict[str, Any]] = []
+    try:
+        for row in runs_table.rows(raw_campaign):
+            report.runs += 1
+            meta = read_json(raw_campaign / row["cell_id"] / row["run_id"] / "meta.json") or {}
+            row["commit"] = ((meta.get("versions") or {}).get("git") or {}).get("commit")
+            row["source"] = "netstick"
+            row["flaws"] = ""
+            if row["status"] == "ok":
+                report.runs_ok += 1
+                df = run_samples(
+                    raw_campaign / row["cell_id"] / row["run_id"],
+                    plan["campaign"],
+                    row["cell_id"],
+                    row["run_id"],
+                    report,
+                )
+                cut = warmup_of(df)
+                if cut is not None:
+                    row["warmup_cut_s"] = cut.cut_s
+                    row["warmup_second_half"] = cut.second_half
+                if df.height:
+                    table = df.to_arrow()
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                    writer.write_table(table)
+                    report.samples += df.height
+            rows.append(row)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None:
+        os.replace(tmp, out_dir / "samples.parquet")
+    else:  # no ok run: an empty table with the columns, so later stages still find one
+        empty = run_samples(Path("/nonexistent"), plan["campaign"], "", "", report).clear()
+        _write_parquet(empty, out_dir / "samples.parquet")
+    runs = pl.DataFrame(rows, infer_schema_length=None)
+    _write_parquet(runs, out_dir / "runs.parquet")
+    doc = {
+        "campaign": plan["campaign"],
+        "runs": report.runs,
+        "runs_ok": report.runs_ok,
+        "samples": report.samples,
+        "bad_rows": report.bad_rows,
+        "bad_files": report.bad_files,
+    }
+    tmp_json = out_dir / f".ingest.json.tmp-{os.getpid()}"
+    tmp_json.write_text(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp_json, out_dir / "ingest.json")
+    return report
+
+
+def _write_parquet(df: pl.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    df.write_parquet(tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def summarise(samples: Path | str) -> pl.DataFrame:
+    """Per run and probe kind: n, p50, p95, p99 of rtt_us and p99 of send lateness, streamed
+    from Parquet (memory stays bounded however many samples there are)."""
+    q = (
+        pl.scan_parquet(samples)
+        .filter(pl.col("t_s") >= 0)
+        .group_by("cell_id", "run_id", "kind")
+        .agg(
+            pl.len().alias("n"),
+            pl.col("rtt_us").quantile(0.50, "linear").alias("rtt_p50_us"),
+            pl.col("rtt_us").quantile(0.95, "linear").alias("rtt_p95_us"),
+            pl.col("rtt_us").quantile(0.99, "linear").alias("rtt_p99_us"),
+            pl.col("send_late_us").quantile(0.99, "linear").alias("send_late_p99_us"),
+        )
+        .sort("cell_id", "run_id", "kind")
+    )
+    return q.collect(engine="streaming")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stats.ingest", description=__doc__)
+    ap.add_argument("raw_campaign", type=Path, help="data/raw/<campaign>")
+    ap.add_argument("--out", type=Path, required=True, help="data/results/<campaign>")
+    args = ap.parse_args(argv)
+    r = ingest(args.raw_campaign, args.out)
+    bad = sum(r.bad_rows.values())
+    print(
+        f"{r.runs} runs ({r.runs_ok} ok), {r.samples} samples, {bad} bad rows in "
+        f"{len(r.bad_rows)} files, {len(r.bad_files)} unreadable files -> {args.out}"
+    )
+    for path, n in sorted(r.bad_rows.items()):
+        print(f"  {path}: {n} rows left out")
+    for path, why in sorted(r.bad_files.items()):
+        print(f"  {path}: not read: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
