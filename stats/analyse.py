@@ -115,6 +115,8 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
             ga = group.filter(pl.col("transport") == a)
             gb = group.filter(pl.col("transport") == b)
             for metric in ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores"):
+                if metric not in group.columns:
+                    continue
                 va, vb = _values(ga, metric), _values(gb, metric)
                 ratio = compare.ratio_of_medians(va, vb, level=LEVEL, seed=seed)
                 rows.append(
@@ -159,7 +161,7 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
     for ctx, group in ok.group_by(group_keys, maintain_order=True):
         players = sorted(set(group["players"].to_list()))
         name = " ".join(str(c) for c in ctx[1:3])
-        if len(players) >= 2:
+        if len(players) >= 2 and "rtt_net_p50_us" in group.columns:
             g = scaling.growth(
                 group.with_columns(pl.lit("x").alias("_g")),
                 "rtt_net_p50_us",
@@ -184,6 +186,8 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                 }
             )
             for metric in ("rtt_net_p50_us", "rtt_net_p95_us"):
+                if metric not in group.columns:
+                    continue
                 for ms in THRESHOLDS_MS:
                     c = scaling.crossing(
                         group.with_columns(pl.lit("x").alias("_g")), metric, ms * 1000.0, "x",
@@ -203,6 +207,29 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                                 "ci_high": _num(c.high),
                             }
                         )
+    # Slopes per transport (statsmodels OLS, metric ~ players x transport) where a context has
+    # several player counts.
+    ctx_keys = [k for k in ("prototype", "workload", "network_profile") if k in ok.columns]
+    for ctx, group in ok.group_by(ctx_keys, maintain_order=True):
+        if group["players"].n_unique() < 2 or "rtt_net_p50_us" not in group.columns:
+            continue
+        fitted = scaling.fit(group, "rtt_net_p50_us", group="transport")
+        for value, slope in fitted.groups.items():
+            if slope.note is not None and not math.isfinite(slope.slope):
+                continue
+            out.append(
+                {
+                    "kind": "slope",
+                    "statement": f"{value} {ctx[1]}: RTT p50 changes by "
+                    f"{slope.slope * 100 / 1000:.3g} ms per 100 players "
+                    f"[{slope.slope_low * 100 / 1000:.3g}, {slope.slope_high * 100 / 1000:.3g}]"
+                    f" (OLS over {slope.n} runs, HC3)" + (f"; {slope.note}" if slope.note else ""),
+                    "context": {**dict(zip(ctx_keys, ctx, strict=True)), "transport": value},
+                    "slope_us_per_player": _num(slope.slope),
+                    "ci_low": _num(slope.slope_low),
+                    "ci_high": _num(slope.slope_high),
+                }
+            )
     # Comparisons whose interval excludes 1 after Benjamini-Hochberg.
     if comps.height:
         sig = comps.filter((pl.col("p_bh") < 0.05) & pl.col("ci_low").is_not_null())

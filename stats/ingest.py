@@ -108,6 +108,18 @@ def warmup_of(samples: pl.DataFrame) -> warmup.WarmupCut | None:
     return warmup.mser5(per_s["rtt_us"].to_numpy(), step_s=1.0)
 
 
+def _after_cuts(samples: pl.DataFrame, mser_cut_s: float) -> dict[str, float | None]:
+    """Net RTT p50 after the MSER-5 cut and after Net-Celerity's fixed cut, side by side."""
+    net = samples.filter(pl.col("kind") == "net")
+    out: dict[str, float | None] = {"warmup_fixed_cut_s": warmup.NET_CELERITY_CUT_S}
+    for name, cut in (("mser", mser_cut_s), ("fixed_cut", warmup.NET_CELERITY_CUT_S)):
+        kept = net.filter(pl.col("t_s") >= cut)["rtt_us"]
+        out[f"rtt_net_p50_after_{name}_us"] = (
+            float(kept.quantile(0.5, "linear")) if kept.len() else None  # type: ignore[arg-type]
+        )
+    return out
+
+
 def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
     plan = read_json(raw_campaign / "plan.json")
     if plan is None:
@@ -137,6 +149,7 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
                 if cut is not None:
                     row["warmup_cut_s"] = cut.cut_s
                     row["warmup_second_half"] = cut.second_half
+                    row.update(_after_cuts(df, cut.cut_s or 0.0))
                 if df.height:
                     table = df.to_arrow()
                     if writer is None:
