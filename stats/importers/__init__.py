@@ -106,6 +106,37 @@ RESOURCES_SCHEMA: dict[str, pl.DataType] = {
     "value": pl.Float64(),
 }
 
+
+def resource_frame(
+    ids: dict[str, str],
+    source: str,
+    proc: str,
+    metric: str,
+    nic: str | None,
+    t_unix_ns: np.ndarray,
+    t_s: np.ndarray,
+    values: np.ndarray,
+) -> pl.DataFrame:
+    """One resource series in the long shape of RESOURCES_SCHEMA (NaN values left out);
+    ids holds campaign, cell_id and run_id."""
+    n = len(t_s)
+    return pl.DataFrame(
+        {
+            "campaign": pl.repeat(ids["campaign"], n, eager=True),
+            "cell_id": pl.repeat(ids["cell_id"], n, eager=True),
+            "run_id": pl.repeat(ids["run_id"], n, eager=True),
+            "source": pl.repeat(source, n, eager=True),
+            "proc": pl.repeat(proc, n, eager=True),
+            "metric": pl.repeat(metric, n, eager=True),
+            "nic": pl.repeat(nic, n, dtype=pl.String, eager=True),
+            "t_unix_ns": t_unix_ns,
+            "t_s": t_s,
+            "value": np.asarray(values, dtype=np.float64),
+        },
+        schema=RESOURCES_SCHEMA,
+    ).filter(pl.col("value").is_not_nan())
+
+
 MAX_PROBLEMS_PER_FILE = 5  # reasons kept per file; the count in bad_rows is always complete
 
 

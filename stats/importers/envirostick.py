@@ -59,6 +59,7 @@ from stats.importers import (
     concat,
     join_flaws,
     parse_float,
+    resource_frame,
     rows_frame,
     rtt_metrics,
     run_cli,
@@ -369,22 +370,7 @@ class _Clock:
 def _long(
     ids: dict[str, str], proc: str, metric: str, t_ns: np.ndarray, t0_ns: int, values: np.ndarray
 ) -> pl.DataFrame:
-    n = t_ns.size
-    return pl.DataFrame(
-        {
-            "campaign": pl.repeat(ids["campaign"], n, eager=True),
-            "cell_id": pl.repeat(ids["cell_id"], n, eager=True),
-            "run_id": pl.repeat(ids["run_id"], n, eager=True),
-            "source": pl.repeat(SOURCE, n, eager=True),
-            "proc": pl.repeat(proc, n, eager=True),
-            "metric": pl.repeat(metric, n, eager=True),
-            "nic": pl.repeat(None, n, dtype=pl.String, eager=True),
-            "t_unix_ns": t_ns,
-            "t_s": (t_ns - t0_ns) / 1e9,
-            "value": values.astype(np.float64),
-        },
-        schema=RESOURCES_SCHEMA,
-    ).filter(pl.col("value").is_not_nan())
+    return resource_frame(ids, SOURCE, proc, metric, None, t_ns, (t_ns - t0_ns) / 1e9, values)
 
 
 def _build_run(

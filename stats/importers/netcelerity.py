@@ -55,6 +55,7 @@ from stats.importers import (
     counter_rates,
     join_flaws,
     parse_float,
+    resource_frame,
     rows_frame,
     rtt_metrics,
     run_cli,
@@ -391,23 +392,9 @@ def _resources(run: _Run, cfg: dict[str, Any]) -> tuple[pl.DataFrame, dict[str, 
     for nic in run.nics:
         series.append(("host", "rx_bytes_per_s", nic, counter_rates(t_s, log[f"rx.{nic}"])))
         series.append(("host", "tx_bytes_per_s", nic, counter_rates(t_s, log[f"tx.{nic}"])))
-    n = t_s.size
+    ids = {"campaign": cfg["campaign"], "cell_id": cfg["cell_id"], "run_id": cfg["run_id"]}
     frames = [
-        pl.DataFrame(
-            {
-                "campaign": pl.repeat(cfg["campaign"], n, eager=True),
-                "cell_id": pl.repeat(cfg["cell_id"], n, eager=True),
-                "run_id": pl.repeat(cfg["run_id"], n, eager=True),
-                "source": pl.repeat(SOURCE, n, eager=True),
-                "proc": pl.repeat(proc, n, eager=True),
-                "metric": pl.repeat(metric, n, eager=True),
-                "nic": pl.repeat(nic, n, dtype=pl.String, eager=True),
-                "t_unix_ns": t_unix_ns,
-                "t_s": t_s,
-                "value": values,
-            },
-            schema=RESOURCES_SCHEMA,
-        ).filter(pl.col("value").is_not_nan())
+        resource_frame(ids, SOURCE, proc, metric, nic, t_unix_ns, t_s, values)
         for proc, metric, nic, values in series
     ]
     metrics: dict[str, Any] = {"server_rss_bytes": int(np.max(log["rss_bytes"]))}
