@@ -10,8 +10,8 @@ import (
 	"netstick/prototypes/reference/internal/wire"
 )
 
-// ChunkSide is the side of a chunk in blocks.
-const ChunkSide = 16
+// ChunkSide is the side of a chunk in blocks (1 << chunkBits).
+const ChunkSide = 1 << chunkBits
 
 // ChunkKey is a chunk's coordinate (block coordinate / 16, rounded down).
 type ChunkKey struct{ X, Y, Z int32 }
@@ -30,16 +30,15 @@ type World struct {
 // New returns an empty world.
 func New() *World { return &World{chunks: map[ChunkKey]*chunk{}} }
 
-func floorDiv(a int32) int32 {
-	if a >= 0 {
-		return a / ChunkSide
-	}
-	return -((-a + ChunkSide - 1) / ChunkSide)
-}
+// chunkBits is log2(ChunkSide): chunk and in-chunk index come from shifts and masks, which are
+// floor division and modulo for every int32, including near math.MinInt32 where negation
+// overflows.
+const chunkBits = 4
 
 func locate(p wire.BlockPos) (ChunkKey, int) {
-	k := ChunkKey{floorDiv(p.X), floorDiv(p.Y), floorDiv(p.Z)}
-	lx, ly, lz := p.X-k.X*ChunkSide, p.Y-k.Y*ChunkSide, p.Z-k.Z*ChunkSide
+	k := ChunkKey{p.X >> chunkBits, p.Y >> chunkBits, p.Z >> chunkBits}
+	const mask = ChunkSide - 1
+	lx, ly, lz := p.X&mask, p.Y&mask, p.Z&mask
 	return k, int(lx + ChunkSide*(ly+ChunkSide*lz))
 }
 

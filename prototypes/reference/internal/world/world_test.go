@@ -1,6 +1,7 @@
 package world
 
 import (
+	"math"
 	"testing"
 
 	"netstick/prototypes/reference/internal/wire"
@@ -44,6 +45,23 @@ func TestGenerateIsExactAndSeeded(t *testing.T) {
 		}
 		if total != n {
 			t.Fatalf("snapshot carries %d blocks, want %d", total, n)
+		}
+	}
+}
+
+// Positions at the ends of int32 (a crafted block action) land in a chunk, never outside it.
+func TestSetAtInt32Extremes(t *testing.T) {
+	w := New()
+	for _, v := range []int32{math.MinInt32, math.MinInt32 + 1, -17, -16, -1, 0, 15, 16, math.MaxInt32} {
+		p := wire.BlockPos{X: v, Y: -v - 1, Z: v}
+		if !w.Set(p, 3) {
+			t.Fatalf("Set(%v) changed nothing", p)
+		}
+		if got := w.Get(p); got != 3 {
+			t.Fatalf("Get(%v) = %d, want 3", p, got)
+		}
+		if !w.Set(p, 0) || w.Get(p) != 0 {
+			t.Fatalf("removing %v failed", p)
 		}
 	}
 }
