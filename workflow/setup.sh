@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 log() { echo "netstick setup: $*" >&2; }
 
 # -- Debian packages -----------------------------------------------------------------------
-APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge slurmdbd mariadb-server)
+APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge slurmdbd mariadb-server r-base-core r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-data.table r-cran-jsonlite)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")

@@ -5,6 +5,7 @@ failures, survives a hard kill, and ends with a table, a page and a summary."""
 from __future__ import annotations
 
 import csv
+import re
 import json
 import os
 import signal
@@ -61,6 +62,9 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
     assert findings["runs"] == 4 and findings["cells"] == 2
     assert any(f["kind"] == "inconclusive" for f in findings["findings"])  # 2 runs per cell
     assert "Findings" in page
+    # The report is one self-contained HTML file with its figures inside.
+    assert page.count('src="data:image/png;base64,') == 2
+    assert not re.search(r'(?:src|href)="https?://', page)
 
     summary = json.loads((raw / "summary.json").read_text())
     assert summary["runs"] == {"total": 4, "ok": 4, "failed": 0, "not_run": 0}

@@ -32,7 +32,9 @@ rule stats:
         RESULTS / "runs.parquet",
     output:
         RESULTS / "cells.parquet",
+        RESULTS / "cells.csv",
         RESULTS / "comparisons.parquet",
+        RESULTS / "comparisons.csv",
         RESULTS / "findings.json",
     shell:
         "{REPO}/.venv/bin/python -m stats.analyse {RESULTS}"
@@ -41,10 +43,10 @@ rule stats:
 rule render_report:
     input:
         runs=RESULTS / "runs.csv",
-        plan=RAW / "plan.json",
+        cells=RESULTS / "cells.csv",
         findings=RESULTS / "findings.json",
+        plan=RAW / "plan.json",
     output:
         REPORT,
     shell:
-        "{REPO}/.venv/bin/python -m report.campaign_table {input.runs} --plan {input.plan} "
-        "--findings {input.findings} --out {output}"
+        "{REPO}/.venv/bin/python -m report.render {RESULTS} --raw {RAW} --out {output}"
