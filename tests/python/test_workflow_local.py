@@ -5,9 +5,9 @@ failures, survives a hard kill, and ends with a table, a page and a summary."""
 from __future__ import annotations
 
 import csv
-import re
 import json
 import os
+import re
 import signal
 import subprocess
 import time
