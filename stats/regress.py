@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import warnings
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,6 +24,7 @@ import numpy.typing as npt
 import polars as pl
 from scipy import stats as sps
 
+from stats.compare import benjamini_hochberg
 from stats.scaling import BOOTSTRAP_METHOD, _column, _ok_runs, _ratio_of_medians
 
 FloatArray = npt.NDArray[np.float64]
@@ -69,25 +69,6 @@ CP_MIN_POINTS: Final = 4
 
 
 # -- BH (until stats.compare.benjamini_hochberg is shared) --------------------------------------
-
-
-def _benjamini_hochberg(pvalues: Sequence[float]) -> FloatArray:
-    """Benjamini-Hochberg adjusted p-values; NaN stays NaN and does not count towards m."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    finite = np.isfinite(p)
-    m = int(finite.sum())
-    if m == 0:
-        return out
-    ps = p[finite]
-    order = np.argsort(ps)
-    scaled = ps[order] * m / np.arange(1, m + 1)
-    # Step-up: each adjusted p is the smallest scaled p at its rank or above.
-    adjusted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    back = np.empty(m)
-    back[order] = adjusted
-    out[finite] = back
-    return out
 
 
 # -- per cell -----------------------------------------------------------------------------------
@@ -176,7 +157,7 @@ def per_cell(
         rng = np.random.default_rng([seed, zlib.crc32(cell.encode())])
         ratio = _ratio_of_medians(c, b, level, n_resamples, rng)
         prepared.append((cell, b, c, med_b, med_c, ratio, _mann_whitney(c, b), ratio.note))
-    adjusted = _benjamini_hochberg([np.nan if p[6] is None else p[6] for p in prepared])
+    adjusted = benjamini_hochberg([np.nan if p[6] is None else p[6] for p in prepared])
 
     out = []
     for (cell, b, c, med_b, med_c, ratio, p, note), q in zip(prepared, adjusted, strict=True):

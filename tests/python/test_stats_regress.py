@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stats.compare import benjamini_hochberg
 from stats.regress import (
     IMPROVEMENT,
     NO_CHANGE,
     REGRESSION,
     TOO_FEW_RUNS,
-    _benjamini_hochberg,
     change_points,
     detect_change_points,
     per_cell,
@@ -144,11 +144,11 @@ def test_benjamini_hochberg_matches_statsmodels() -> None:
     rng = np.random.default_rng(9)
     p = np.concatenate([rng.uniform(size=40), rng.uniform(0, 1e-3, size=10)])
     expected = multipletests(p, method="fdr_bh")[1]
-    np.testing.assert_allclose(_benjamini_hochberg(p), expected)
-    with_nan = _benjamini_hochberg([0.01, float("nan"), 0.04])
+    np.testing.assert_allclose(benjamini_hochberg(p), expected)
+    with_nan = benjamini_hochberg([0.01, float("nan"), 0.04])
     assert math.isnan(with_nan[1])
     np.testing.assert_allclose(with_nan[[0, 2]], [0.02, 0.04])
-    assert _benjamini_hochberg([]).size == 0
+    assert benjamini_hochberg([]).size == 0
 
 
 # -- change points ------------------------------------------------------------------------------
