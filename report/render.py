@@ -1,12 +1,14 @@
-"""Render a campaign's report (report/campaign.qmd) into one self-contained HTML file.
+"""Render a report (.qmd in report/) into one self-contained HTML file, and optionally a PDF.
 
     python -m report.render data/results/<campaign> --raw data/raw/<campaign> --out FILE.html
+                            [--pdf FILE.pdf] [--source campaign.qmd]
 
-With Quarto on PATH: `quarto render`. Without it (Quarto cannot be installed everywhere): the
-same .qmd through R's rmarkdown and knitr, which read its `output:` and `params:` keys and its R
-chunks. Either way the source is copied to a temporary directory first, so figures and
-intermediates never land in the checkout and two renders do not collide; the HTML is moved into
-place atomically.
+With Quarto on PATH: `quarto render` (HTML, and typst for the PDF). Without it (Quarto cannot be
+installed everywhere): the same .qmd through R's rmarkdown and knitr, which read its `output:`
+and `params:` keys and its R chunks; the PDF then goes Markdown -> pandoc 3 (pypandoc-binary) ->
+typst (typst-py), because Debian's pandoc 2.17 has no typst writer. Either way the sources are
+copied to a temporary directory first, so figures and intermediates never land in the checkout
+and two renders do not collide; outputs are moved into place atomically.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "campaign.qmd"
 TIMEOUT_S = 600
+# What a render needs besides the .qmd itself: the project file and the shared R helpers.
+SUPPORT = ("_quarto.yml", "R")
 
 
 class RenderError(RuntimeError):
@@ -40,38 +44,114 @@ def _r_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(results: Path, raw: Path, out: Path) -> str:
-    """Render and return the engine used."""
-    which = engine()
+def _r_params(params: Mapping[str, str]) -> str:
+    return "list(" + ", ".join(f"{k} = {_r_string(v)}" for k, v in params.items()) + ")"
+
+
+def _run(argv: list[str], cwd: Path, what: str, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, env=env
+    )
+    if done.returncode != 0:
+        raise RenderError(
+            f"{what} failed ({done.returncode}):\n{(done.stdout + done.stderr)[-4000:]}"
+        )
+
+
+def _place(built: Path, out: Path) -> None:
+    if not built.is_file():
+        raise RenderError(f"the renderer reported success but wrote no {built.name}")
     out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.copy(built, tmp_out)
+    os.replace(tmp_out, out)
+
+
+def _pandoc3() -> str:
+    try:
+        import pypandoc  # type: ignore[import-untyped]
+
+        return str(pypandoc.get_pandoc_path())
+    except (ImportError, OSError) as exc:
+        raise RenderError(f"the PDF needs pandoc 3 from pypandoc-binary: {exc}") from exc
+
+
+def _pdf_via_typst(work: Path, qmd: Path, params: Mapping[str, str]) -> Path:
+    """knitr -> Markdown with PNG figures -> pandoc 3 -> typst -> PDF."""
+    md = work / "report.md"
+    call = (
+        f"rmarkdown::render({_r_string(str(qmd))}, output_format = rmarkdown::md_document("
+        f'variant = "markdown", preserve_yaml = TRUE, fig_width = 9, fig_height = 5, dev = "png"),'
+        f" output_file = {_r_string(str(md))}, intermediates_dir = {_r_string(str(work))}, "
+        f"params = {_r_params(params)}, quiet = TRUE)"
+    )
+    _run(["Rscript", "-e", call], work, "rmarkdown (Markdown for the PDF)")
+    # knitr names figures by absolute path; typst reads only below its root (the work dir).
+    md.write_text(md.read_text().replace(f"{work}/", ""))
+    typ = work / "report.typ"
+    _run(
+        [
+            _pandoc3(), str(md), "-s", "-t", "typst", "-o", str(typ),
+            # pandoc wraps tables in figures, which typst never breaks across pages
+            "-V", "header-includes=#show figure: set block(breakable: true)",
+            "-V", "papersize=a4", "-V", "fontsize=10pt",
+        ],
+        work,
+        "pandoc to typst",
+    )  # fmt: skip
+    try:
+        import typst  # type: ignore[import-untyped]
+    except ImportError as exc:
+        raise RenderError(f"the PDF needs typst-py: {exc}") from exc
+    pdf = work / "report.pdf"
+    try:
+        typst.compile(str(typ), output=str(pdf), root=str(work))
+    except Exception as exc:  # typst raises its own error types with the diagnostics
+        raise RenderError(f"typst failed: {exc}") from exc
+    return pdf
+
+
+def render(
+    params: Mapping[str, str],
+    out: Path,
+    source: Path = SOURCE,
+    pdf: Path | None = None,
+) -> str:
+    """Render source with params into out (and pdf, if given); return the engine used."""
+    which = engine()
     with tempfile.TemporaryDirectory(prefix="netstick-report-") as tmp:
         work = Path(tmp)
-        shutil.copy(SOURCE, work / SOURCE.name)
-        shutil.copy(HERE / "_quarto.yml", work / "_quarto.yml")
+        qmd = work / source.name
+        shutil.copy(source, qmd)
+        for name in SUPPORT:
+            src = source.parent / name
+            if src.is_dir():
+                shutil.copytree(src, work / name)
+            elif src.is_file():
+                shutil.copy(src, work / name)
         html = work / "report.html"
         if which == "quarto":
-            argv = [
-                "quarto", "render", str(work / SOURCE.name), "--output", html.name,
-                "-P", f"results:{results.resolve()}", "-P", f"raw:{raw.resolve()}",
-            ]  # fmt: skip
+            flags = [x for k, v in params.items() for x in ("-P", f"{k}:{v}")]
+            _run(["quarto", "render", str(qmd), "--output", html.name, *flags], work, "quarto")
         else:
             call = (
-                f"rmarkdown::render({_r_string(str(work / SOURCE.name))}, "
-                f"output_file = {_r_string(str(html))}, intermediates_dir = {_r_string(tmp)}, "
-                f"params = list(results = {_r_string(str(results.resolve()))}, "
-                f"raw = {_r_string(str(raw.resolve()))}), quiet = TRUE)"
+                f"rmarkdown::render({_r_string(str(qmd))}, output_file = {_r_string(str(html))}, "
+                f"intermediates_dir = {_r_string(tmp)}, params = {_r_params(params)}, quiet = TRUE)"
             )
-            argv = ["Rscript", "-e", call]
-        done = subprocess.run(
-            argv, cwd=work, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
-        if done.returncode != 0 or not html.is_file():
-            raise RenderError(
-                f"{which} failed ({done.returncode}):\n{(done.stdout + done.stderr)[-4000:]}"
-            )
-        tmp_out = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-        shutil.copy(html, tmp_out)
-        os.replace(tmp_out, out)
+            _run(["Rscript", "-e", call], work, "rmarkdown")
+        _place(html, out)
+        if pdf is not None:
+            if which == "quarto":
+                flags = [x for k, v in params.items() for x in ("-P", f"{k}:{v}")]
+                built = work / "report.pdf"
+                _run(
+                    ["quarto", "render", str(qmd), "--to", "typst", "--output", built.name, *flags],
+                    work,
+                    "quarto (typst)",
+                )
+            else:
+                built = _pdf_via_typst(work, qmd, params)
+            _place(built, pdf)
     return which
 
 
@@ -80,13 +160,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("results", type=Path, help="data/results/<campaign>")
     ap.add_argument("--raw", type=Path, required=True, help="data/raw/<campaign> (plan.json)")
     ap.add_argument("--out", type=Path, required=True, help="the HTML file to write")
+    ap.add_argument("--pdf", type=Path, help="also write this PDF (pandoc 3 + typst)")
+    ap.add_argument(
+        "--source", type=Path, default=SOURCE, help=f"the .qmd to render (default {SOURCE.name})"
+    )
     args = ap.parse_args(argv)
+    source = args.source if args.source.is_absolute() else HERE / args.source.name
+    if not source.is_file():
+        ap.error(f"--source: {source} does not exist; expected a .qmd in report/")
+    params = {"results": str(args.results.resolve()), "raw": str(args.raw.resolve())}
     try:
-        which = render(args.results, args.raw, args.out)
+        which = render(params, args.out, source=source, pdf=args.pdf)
     except RenderError as exc:
         print(f"report: {exc}")
         return 1
-    print(f"report ({which}): {args.out}")
+    print(f"report ({which}): {args.out}" + (f" and {args.pdf}" if args.pdf else ""))
     return 0
 
 

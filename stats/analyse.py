@@ -151,6 +151,16 @@ def _fmt(x: float | None, unit: str) -> str:
     return f"{x:.3g} {unit}"
 
 
+def params_label(params: str | None) -> str:
+    """'{"size": "S", "rate_hz": 30}' -> 'rate_hz=30 size=S'; '' for no parameters. Statements
+    and figures name a cell's workload parameters this way."""
+    try:
+        doc = json.loads(params) if params else {}
+    except ValueError:
+        return str(params)
+    return " ".join(f"{k}={v}" for k, v in sorted(doc.items())) if isinstance(doc, dict) else ""
+
+
 def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) -> list[dict]:
     out: list[dict[str, Any]] = []
     # Scaling: growth from the smallest to the largest player count, and threshold crossings.
@@ -236,12 +246,13 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
         for r in sig.iter_rows(named=True):
             if r["ci_low"] <= 1.0 <= r["ci_high"]:
                 continue
+            where = f" ({params_label(r['params'])})" if params_label(r.get("params")) else ""
             out.append(
                 {
                     "kind": "comparison",
                     "statement": f"{r['b']} {r['metric']} is {r['ratio_b_over_a']:.2g}x "
                     f"[{r['ci_low']:.2g}, {r['ci_high']:.2g}] that of {r['a']} at "
-                    f"{r['players']} players, {r['workload']}, {r['network_profile']} "
+                    f"{r['players']} players, {r['workload']}{where}, {r['network_profile']} "
                     f"(Cliff's delta {r['cliffs_delta']:.2f}, BH-adjusted p {r['p_bh']:.3g})",
                     **{k: r[k] for k in ("a", "b", "metric", "players", "workload")},
                     "estimate": r["ratio_b_over_a"],

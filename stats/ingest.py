@@ -2,6 +2,8 @@
 
     data/raw/<campaign>/  ->  data/results/<campaign>/samples.parquet   one row per RTT sample
                                                      runs.parquet      one row per planned run
+                                                     runs.csv          the same, for R
+                                                     timeseries.parquet per-second series per run
                                                      ingest.json       rows read, bad rows per file
 
 Samples are read with polars against the log schema (workflow/schema.py: the header must match,
@@ -28,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from stats import runs_table, warmup
+from stats import runs_table, timeseries, warmup
 from workflow.records import read_json
 from workflow.schema import RTT_COLUMNS
 
@@ -134,6 +136,7 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
     tmp = out_dir / f".samples.parquet.tmp-{os.getpid()}"
     writer: pq.ParquetWriter | None = None
     rows: list[dict[str, Any]] = []
+    series: list[pl.DataFrame] = []
     try:
         for row in runs_table.rows(raw_campaign):
             report.runs += 1
@@ -150,10 +153,18 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
                     row["run_id"],
                     report,
                 )
+                ids = {"campaign": plan["campaign"], "cell_id": row["cell_id"]}
+                ids["run_id"] = row["run_id"]
+                per_s, unread = timeseries.run_series(
+                    raw_campaign / row["cell_id"] / row["run_id"], df, meta, ids
+                )
+                series.append(per_s)
+                report.bad_files.update(unread)
                 cut = warmup_of(df)
                 if cut is not None:
                     row["warmup_cut_s"] = cut.cut_s
                     row["warmup_second_half"] = cut.second_half
+                    row["warmup_note"] = cut.reason
                     row.update(_after_cuts(df, cut.cut_s or 0.0))
                 if df.height:
                     table = df.to_arrow()
@@ -172,6 +183,9 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
         _write_parquet(empty, out_dir / "samples.parquet")
     runs = pl.DataFrame(rows, infer_schema_length=None)
     _write_parquet(runs, out_dir / "runs.parquet")
+    _write_csv(runs, out_dir / "runs.csv")
+    per_s = pl.concat(series) if series else pl.DataFrame(schema=timeseries.SCHEMA)
+    _write_parquet(per_s, out_dir / "timeseries.parquet")
     doc = {
         "campaign": plan["campaign"],
         "runs": report.runs,
@@ -189,6 +203,12 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     df.write_parquet(tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def _write_csv(df: pl.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    df.write_csv(tmp)
     os.replace(tmp, path)
 
 

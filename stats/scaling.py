@@ -78,7 +78,7 @@ def _bootstrap_medians(
     return out
 
 
-def _percentile_bounds(draws: FloatArray, level: float) -> tuple[float, float]:
+def percentile_bounds(draws: FloatArray, level: float) -> tuple[float, float]:
     """Percentile-bootstrap bounds; order statistics (no interpolation), so ±inf draws are fine."""
     alpha = 1.0 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
@@ -115,7 +115,7 @@ def _ratio_of_medians(
         b_den = _bootstrap_medians(den, n_resamples, rng)
         draws = np.where(b_den > 0, b_num / np.where(b_den > 0, b_den, 1.0), np.inf)
     draws = np.where(np.isnan(draws), np.inf, draws)
-    low, high = _percentile_bounds(draws, level)
+    low, high = percentile_bounds(draws, level)
     notes = []
     if min(num.size, den.size) < MIN_RUNS_PER_COUNT:
         notes.append(
@@ -384,7 +384,7 @@ class Crossing:
     medians: tuple[float, ...]
 
 
-def _first_crossing(players: FloatArray, medians: FloatArray, threshold: float) -> FloatArray:
+def first_crossing(players: FloatArray, medians: FloatArray, threshold: float) -> FloatArray:
     """Per row of medians (rows x player counts): the interpolated player count of the first
     median >= threshold; -inf if already the first one is, +inf if none is."""
     above = medians >= threshold
@@ -441,7 +441,7 @@ def crossing(
         medians = np.array([np.median(s) for s in samples])
     base = Crossing(None, None, None, level, BOOTSTRAP_METHOD, int(y.size), None, threshold,
                     str(group_value), tuple(counts.tolist()), tuple(medians.tolist()))  # fmt: skip
-    est = float(_first_crossing(counts, medians[None, :], threshold)[0])
+    est = float(first_crossing(counts, medians[None, :], threshold)[0])
     if est == math.inf:
         return _replace_note(
             base,
@@ -456,7 +456,7 @@ def crossing(
         )
     rng = np.random.default_rng(seed)
     boot = np.column_stack([_bootstrap_medians(s, n_resamples, rng) for s in samples])
-    low, high = _percentile_bounds(_first_crossing(counts, boot, threshold), level)
+    low, high = percentile_bounds(first_crossing(counts, boot, threshold), level)
     notes = []
     if low == -math.inf:
         notes.append(f"lower bound below the smallest measured player count {counts[0]:g}")

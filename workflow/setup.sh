@@ -6,9 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { echo "netstick setup: $*" >&2; }
+# Seconds of each step, written to .venv/netstick-setup.json when something was installed (the
+# artifact's "time to prepare", report/artifact.py).
+steps=() installed=0 t_step=0
+step_start() { t_step=$(date +%s.%N); }
+step_done() { steps+=("\"$1\": $(awk -v a="$t_step" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')"); }
 
 # -- Debian packages -----------------------------------------------------------------------
-APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge slurmdbd mariadb-server r-base-core r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-data.table r-cran-jsonlite)
+APT_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 ethtool slurm-wlm munge slurmdbd mariadb-server r-base-core r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-data.table r-cran-jsonlite chromium poppler-utils)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
@@ -19,8 +24,10 @@ if ((${#missing[@]})); then
     exit 1
   fi
   log "installing Debian packages: ${missing[*]}"
+  step_start
   apt-get update -q >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+  step_done apt_s && installed=1
 fi
 
 # -- Go toolchain --------------------------------------------------------------------------
@@ -42,6 +49,7 @@ else
   arch=$(dpkg --print-architecture)
   zip="v0.0.1-go${GO_WANT}.linux-${arch}.zip"
   log "fetching Go ${GO_WANT} from ${proxy}/golang.org/toolchain/@v/${zip}"
+  step_start
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
   curl -fsSL --retry 3 -o "$tmp/go.zip" "${proxy}/golang.org/toolchain/@v/${zip}"
@@ -52,14 +60,18 @@ else
   # Module zips do not keep file modes.
   chmod +x .tools/go/bin/* .tools/go/pkg/tool/*/*
   GO=$PWD/.tools/go/bin/go
+  step_done go_s && installed=1
 fi
+step_start
 for module in prototypes/reference workflow/netemu; do
   [[ -f $module/go.mod ]] && (cd "$module" && GOTOOLCHAIN=local "$GO" mod download)
 done
+step_done go_modules_s
 
 # -- Python environment --------------------------------------------------------------------
 if [[ ! -x .venv/bin/python ]] || ! cat requirements.txt requirements-nodeps.txt | cmp -s - .venv/.netstick-requirements; then
   log "creating the Python environment in .venv (requirements.txt, requirements-nodeps.txt)"
+  step_start
   rm -rf .venv
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt >&2
@@ -67,6 +79,7 @@ if [[ ! -x .venv/bin/python ]] || ! cat requirements.txt requirements-nodeps.txt
   # No build isolation: the build backend is the pinned setuptools from requirements.txt.
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . >&2
   cat requirements.txt requirements-nodeps.txt > .venv/.netstick-requirements
+  step_done venv_s && installed=1
 fi
 
 # -- Snakemake profiles --------------------------------------------------------------------
@@ -84,3 +97,6 @@ for name in das6; do
     log "warning: $link exists and is not a link; \`--profile $name\` uses it, not $target"
   fi
 done
+if ((installed)); then
+  (IFS=,; printf '{"steps": {%s}, "finished_unix_s": %s}\n' "${steps[*]}" "$(date +%s)") >.venv/netstick-setup.json
+fi

@@ -31,7 +31,15 @@ def test_default_dry_run_plans_the_quick_campaign(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     out = res.stdout + res.stderr
     n = len(campaigns.plan("quick").runs)
-    for job, count in (("run", n), ("plan", 1), ("runs_table", 1), ("render_report", 1)):
+    for job, count in (
+        ("run", n),
+        ("plan", 1),
+        ("ingest", 1),
+        ("figure_data", 1),
+        ("artifact", 1),
+        ("render_report", 1),
+        ("crate", 1),
+    ):
         assert any(line.split() == [job, str(count)] for line in out.splitlines()), (job, out)
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+import report_checks as rc
 import workflow_runner as wr
 
 from workflow import campaign as campaigns
@@ -62,9 +62,18 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
     assert findings["runs"] == 4 and findings["cells"] == 2
     assert any(f["kind"] == "inconclusive" for f in findings["findings"])  # 2 runs per cell
     assert "Findings" in page
-    # The report is one self-contained HTML file with its figures inside.
-    assert page.count('src="data:image/png;base64,') == 2
-    assert not re.search(r'(?:src|href)="https?://', page)
+    # The report is one self-contained HTML file with every figure its manifest expects, a PDF
+    # beside it, and an RO-Crate describing both and the tables.
+    assert rc.external_references(page) == []
+    assert rc.missing_figures(page, results) == []
+    manifest = json.loads((results / "figures" / "manifest.json").read_text())
+    expected = [f["id"] for f in manifest["figures"] if f["expected"]]
+    assert len(rc.figures(page)) == len(expected) >= 4, expected
+    report_dir = tmp_path / "report" / "wf-basic"
+    assert (report_dir / "index.pdf").read_bytes().startswith(b"%PDF")
+    crate = json.loads((report_dir / "ro-crate-metadata.json").read_text())
+    ids = {e["@id"] for e in crate["@graph"]}
+    assert {"index.html", "data/cells.csv", "data/findings.json", "data/artifact.json"} <= ids
 
     summary = json.loads((raw / "summary.json").read_text())
     assert summary["runs"] == {"total": 4, "ok": 4, "failed": 0, "not_run": 0}

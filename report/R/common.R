@@ -1,0 +1,26 @@
+# Shared by every report: packages, the figure theme and unit helpers. Figures draw what the
+# Python stages computed (tables in data/results/<campaign>/); R only reads and draws.
+suppressPackageStartupMessages({
+  library(ggplot2)
+  library(data.table)
+})
+# Quarto's execute options are not read by rmarkdown: the same settings for knitr here.
+knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, dev = "png", dpi = 96,
+                      fig.width = 9, fig.height = 5)
+theme_set(theme_bw(base_size = 11) + theme(legend.position = "bottom"))
+ms <- function(us) us / 1000
+mib <- function(bytes) bytes / 2^20
+kib <- function(bytes) bytes / 2^10
+thresholds_ms <- c(50, 75, 100)  # the papers' playability thresholds
+# Columns that look like numbers but are names: version 1.10 must not become 1.1.
+text_columns <- c("library_version", "size", "run_id", "cell_id", "panel", "series", "params",
+                  "transport", "workload", "network_profile")
+read_csv <- function(path) {
+  if (!file.exists(path)) stop(sprintf("%s: missing; run the stats stage first", path))
+  cols <- names(fread(path, nrows = 0))
+  fread(path, na.strings = c("", "NA"),
+        colClasses = list(character = intersect(text_columns, cols)))
+}
+read_table <- function(dir, name) read_csv(file.path(dir, name))
+`%||%` <- function(a, b) if (is.null(a)) b else a  # base R has it only from 4.4
+options(knitr.kable.NA = "")  # an empty cell, not "NA", where a table has no value

@@ -1,0 +1,271 @@
+"""The RO-Crate of one campaign: the report, the small stats tables and a manifest of the raw data.
+
+    python -m report.crate report/_output/<campaign> --results data/results/<campaign>
+                           --raw data/raw/<campaign>
+
+CRATE_DIR (report/_output/<campaign>/) holds the rendered index.html; this adds
+
+    CRATE_DIR/data/           copies of the stats tables, artifact.json and plan.json
+    CRATE_DIR/data/raw-manifest.tsv   every file of the raw campaign: path, bytes, sha256
+    CRATE_DIR/ro-crate-metadata.json
+
+The raw data are not copied (a long campaign has gigabytes of logs); the manifest lets anyone
+check a copy of them. Every File entity carries its size and sha256. Metadata come from
+RESULTS/artifact.json (report/artifact.py), so the crate says nothing the artifact does not.
+Running it again gives the same set of files: copies are replaced, never accumulated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rocrate.model.contextentity import ContextEntity
+from rocrate.model.file import File
+from rocrate.rocrate import ROCrate
+
+from report.artifact import sha256_of
+
+REPORT = "index.html"
+MANIFEST = "raw-manifest.tsv"
+METADATA = "ro-crate-metadata.json"
+# Small tables copied from RESULTS (the Parquet files are left out: samples.parquet can be GBs).
+RESULT_TABLES = (
+    "runs.csv",
+    "cells.csv",
+    "comparisons.csv",
+    "findings.json",
+    "ingest.json",
+    "artifact.json",
+)
+RAW_FILES = ("plan.json",)
+# Checksums use the Workflow Run Crate term, as the RO-Crate context has none of its own.
+SHA256_TERM = {"sha256": "https://w3id.org/ro/terms/workflow-run#sha256"}
+FORMATS = {
+    ".csv": "text/csv",
+    ".json": "application/json",
+    ".tsv": "text/tab-separated-values",
+    ".html": "text/html",
+}
+DESCRIPTIONS = {
+    "runs.csv": "one row per planned run (ok, failed, not run) with its per-run metrics",
+    "cells.csv": "per cell and metric: median over runs with its 95 % interval",
+    "comparisons.csv": "transports compared in the same context: ratios, effect sizes, p-values",
+    "findings.json": "the report's statements with their numbers and what cannot be concluded",
+    "ingest.json": "rows read and rows left out per file by the ingest",
+    "artifact.json": "artifact-evaluation metadata: code, environment, hardware, disk, time",
+    "plan.json": "the expanded campaign: seed, seeded run order, every run's cell",
+}
+
+
+def _warn(msg: str) -> None:
+    print(f"crate: warning: {msg}", file=sys.stderr)
+
+
+def _copy_atomic(src: Path, dest: Path) -> None:
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dest)
+
+
+def raw_manifest(raw: Path, out: Path) -> int:
+    """Write out (TSV: path, bytes, sha256 of every file under raw, sorted); return the count."""
+    rows = []
+    for root, dirs, names in os.walk(raw):  # finite; symlinks are not followed
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(root) / name
+            try:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                rows.append(
+                    (path.relative_to(raw).as_posix(), path.stat().st_size, sha256_of(path))
+                )
+            except OSError:  # removed while walking (a campaign still running writes here)
+                continue
+    rows.sort()
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    with tmp.open("w", newline="") as f:
+        f.write("path\tbytes\tsha256\n")
+        f.writelines(f"{p}\t{n}\t{h}\n" for p, n, h in rows)
+    os.replace(tmp, out)
+    return len(rows)
+
+
+def _file_props(path: Path, description: str) -> dict[str, Any]:
+    return {
+        "name": path.name,
+        "description": description,
+        "encodingFormat": FORMATS.get(path.suffix, "application/octet-stream"),
+        "contentSize": str(path.stat().st_size),
+        "sha256": sha256_of(path),
+    }
+
+
+def _licence_entity(crate: ROCrate, artifact: dict[str, Any]) -> ContextEntity:
+    code = (artifact.get("licences") or {}).get("code")
+    if isinstance(code, dict) and code.get("spdx"):
+        return crate.add(
+            ContextEntity(
+                crate,
+                f"https://spdx.org/licenses/{code['spdx']}",
+                properties={"@type": "CreativeWork", "name": code.get("first_line")},
+            )
+        )
+    # No licence file: say so rather than leave the required property empty or invent one.
+    text = code if isinstance(code, str) else "no licence information in artifact.json"
+    if isinstance(code, dict):
+        text = f"{code.get('first_line')} ({code.get('file')})"
+    return crate.add(
+        ContextEntity(
+            crate,
+            "#licence",
+            properties={"@type": "CreativeWork", "name": "licence", "description": text},
+        )
+    )
+
+
+def _iso_from_unix_s(unix_s: Any) -> str | None:
+    if not isinstance(unix_s, int | float):
+        return None
+    return dt.datetime.fromtimestamp(unix_s, dt.UTC).isoformat(timespec="seconds")
+
+
+def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, Any]) -> Path:
+    """Write the campaign's RO-Crate into crate_dir; return the path of ro-crate-metadata.json."""
+    campaign = str(artifact.get("campaign") or raw.name)
+    data = crate_dir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+
+    copied: list[tuple[Path, str]] = []  # (copy in data/, description)
+    for name, src in [(n, results / n) for n in RESULT_TABLES] + [(n, raw / n) for n in RAW_FILES]:
+        dest = data / name
+        if src.is_file():
+            _copy_atomic(src, dest)
+            copied.append((dest, DESCRIPTIONS[name]))
+        else:
+            # A copy left by an earlier run would describe other results: remove it.
+            dest.unlink(missing_ok=True)
+            _warn(f"{src.name} not found in {src.parent.name}/; not in the crate")
+    manifest = data / MANIFEST
+    if raw.is_dir():
+        count = raw_manifest(raw, manifest)
+        copied.append(
+            (
+                manifest,
+                f"every file of data/raw/{campaign} ({count} files, not included in this "
+                "crate): relative path, bytes, sha256",
+            )
+        )
+    else:
+        manifest.unlink(missing_ok=True)
+        _warn(f"raw directory {raw.name} not found; no {MANIFEST}")
+
+    crate = ROCrate()
+    crate.metadata.extra_terms.update(SHA256_TERM)
+    git = artifact.get("git") or {}
+    recorded = git.get("recorded_commits") or []
+    commit = recorded[0] if len(recorded) == 1 else git.get("commit")
+    exp = artifact.get("experiments") or {}
+    timing = artifact.get("time") or {}
+
+    root = crate.root_dataset
+    root["name"] = f"Netstick campaign {campaign}"
+    root["description"] = (
+        f"Results of the Netstick benchmark campaign {campaign}: {exp.get('cells')} cells, "
+        f"{exp.get('runs_planned')} runs planned ({exp.get('runs_ok')} ok, "
+        f"{exp.get('runs_failed')} failed, {exp.get('runs_not_run')} not run) of game-networking "
+        f"transports ({', '.join(exp.get('transports') or [])}); the rendered report, the "
+        "statistics tables, artifact-evaluation metadata and a checksum manifest of the raw data."
+    )
+    published = _iso_from_unix_s(artifact.get("generated_unix_s"))
+    if published:
+        root["datePublished"] = published
+    root["keywords"] = [
+        "benchmark",
+        "game networking",
+        "netcode",
+        "round-trip time",
+        "reproducibility",
+        *(exp.get("transports") or []),
+    ]
+    root["license"] = _licence_entity(crate, artifact)
+
+    entities: list[File] = []
+    report = crate_dir / REPORT
+    if report.is_file():
+        props = _file_props(report, f"the campaign report of {campaign}, self-contained HTML")
+        entities.append(crate.add_file(report, dest_path=REPORT, properties=props))
+    else:
+        _warn(f"{REPORT} not found in {crate_dir.name}/ (render the report first); not listed")
+    for path, description in copied:
+        props = _file_props(path, description)
+        entities.append(crate.add_file(path, dest_path=f"data/{path.name}", properties=props))
+
+    software = crate.add(
+        ContextEntity(
+            crate,
+            "#netstick",
+            properties={
+                "@type": "SoftwareApplication",
+                "name": "Netstick",
+                "description": "reproducible benchmarking pipeline for game-networking libraries",
+                "version": commit or "unknown (not a git checkout)",
+            },
+        )
+    )
+    plan = [e for e in entities if e.id == "data/plan.json"]
+    action_props: dict[str, Any] = {
+        "name": f"campaign {campaign}",
+        "description": "the runs of the campaign, from the first run's start to the last run's end",
+    }
+    if timing.get("start_time"):
+        action_props["startTime"] = timing["start_time"]
+    if timing.get("end_time"):
+        action_props["endTime"] = timing["end_time"]
+    action = crate.add_action(
+        software,
+        identifier=f"#campaign-{campaign}",
+        object=plan or None,
+        result=[e for e in entities if e.id != "data/plan.json"],
+        properties=action_props,
+    )
+    root["mentions"] = action  # how the Process Run Crate profile links the run to the crate
+
+    # Written next to the target, then moved: a reader sees the old metadata or the new one.
+    out = crate_dir / METADATA
+    with tempfile.TemporaryDirectory(dir=crate_dir, prefix=".crate-") as tmp:
+        crate.metadata.write(Path(tmp))
+        os.replace(Path(tmp) / METADATA, out)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m report.crate", description=__doc__)
+    ap.add_argument("crate_dir", type=Path, help="report/_output/<campaign> (with index.html)")
+    ap.add_argument("--results", type=Path, required=True, help="data/results/<campaign>")
+    ap.add_argument("--raw", type=Path, required=True, help="data/raw/<campaign>")
+    args = ap.parse_args(argv)
+    art_path = args.results / "artifact.json"
+    try:
+        artifact = json.loads(art_path.read_text())
+    except (OSError, ValueError) as exc:
+        ap.error(
+            f"--results: {art_path} could not be read ({exc}); write it first with "
+            f"python -m report.artifact {args.results} --raw {args.raw}"
+        )
+    out = write_crate(args.crate_dir, args.results, args.raw, artifact)
+    print(f"crate: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

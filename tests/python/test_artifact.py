@@ -1,0 +1,351 @@
+"""artifact.json: every value read or measured, the check-list complete, the badges honest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from report import artifact
+
+REPO = Path(__file__).resolve().parents[2]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+CTUNING = [
+    "Algorithm",
+    "Program",
+    "Compilation",
+    "Transformations",
+    "Binary",
+    "Model",
+    "Data set",
+    "Run-time environment",
+    "Hardware",
+    "Run-time state",
+    "Execution",
+    "Metrics",
+    "Output",
+    "Experiments",
+    "How much disk space required (approximately)?",
+    "How much time is needed to prepare workflow (approximately)?",
+    "How much time is needed to complete experiments (approximately)?",
+    "Publicly available?",
+    "Code licenses (if publicly available)?",
+    "Data licenses (if publicly available)?",
+    "Workflow framework used?",
+    "Archived (provide DOI)?",
+]
+
+
+@dataclass
+class FakeCampaign:
+    raw: Path
+    results: Path
+    raw_bytes: int = 0
+    raw_files: int = 0
+    results_bytes: int = 0
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    windows_s: float = 0.0
+    overhead_s: float = 0.0
+
+
+def _cell(cell_id: str, run_id: str, transport: str, players: int) -> dict[str, Any]:
+    # The shape of plan.json's cells (workflow/campaign.py), trimmed.
+    return {
+        "campaign": "fake",
+        "cell_id": cell_id,
+        "run_id": run_id,
+        "prototype": "prototypes/reference/prototype.yaml",
+        "transport": transport,
+        "players": players,
+        "workload": "idle",
+        "params": {},
+        "duration_s": 2.0,
+        "network_profile": "lan",
+        "seed": 7,
+    }
+
+
+def _meta(commit: str, start_ns: int, window_s: float, overhead_s: float) -> dict[str, Any]:
+    # The shape of a harness meta.json (workflow/harness.py), trimmed.
+    window_start = start_ns + 300_000_000
+    window_end = window_start + int(window_s * 1e9)
+    return {
+        "schema": 1,
+        "campaign": "fake",
+        "start_unix_ns": start_ns,
+        "end_unix_ns": window_end + 200_000_000,
+        "window_start_unix_ns": window_start,
+        "window_end_unix_ns": window_end,
+        "overhead_s": overhead_s,
+        "phases_s": {"sandbox": 0.1, "measurement": window_s, "stop": 0.03},
+        "isolation": "netns",
+        "placement": {"kind": "local"},
+        "job": {"host": "fakehost", "pid": 1, "slurm_job_id": None},
+        "versions": {
+            "git": {"commit": commit, "dirty": False},
+            "go_version": "go1.26.8",
+            "go_modules": {"github.com/xtaci/kcp-go/v5": "v5.6.72"},
+            "kernel": "6.1.0-fake",
+            "os": "Linux-6.1.0-fake-x86_64-with-glibc2.36",
+            "cpu_model": "Fake CPU",
+            "cpu_count": 4,
+            "cpu_governor": None,
+            "hostname": "fakehost",
+            "python_version": "3.11.7",
+        },
+    }
+
+
+def make_campaign(root: Path, commit: str = COMMIT) -> FakeCampaign:
+    """data/raw/fake with 2 cells x 2 runs: two ok, one failed (one kept attempt), one not run;
+    data/results/fake with cells.csv and findings.json only (runs.parquet, ingest.json missing)."""
+    fake = FakeCampaign(raw=root / "raw" / "fake", results=root / "results" / "fake")
+
+    def put_raw(rel: str, doc: Any) -> None:
+        path = fake.raw / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = (doc if isinstance(doc, str) else json.dumps(doc, indent=2)).encode()
+        path.write_bytes(data)
+        fake.raw_bytes += len(data)
+        fake.raw_files += 1
+
+    runs = [
+        ("fake-tcp-p2-aaaa", "r1", "tcp", 2),
+        ("fake-tcp-p2-aaaa", "r2", "tcp", 2),
+        ("fake-kcp-p2-bbbb", "r1", "kcp", 2),
+        ("fake-kcp-p2-bbbb", "r2", "kcp", 2),
+    ]
+    plan = {
+        "plan_schema": 1,
+        "campaign": "fake",
+        "seed": 4242,
+        "order": "seeded shuffle",
+        "cells_total": 2,
+        "runs_total": 4,
+        "estimate_s": 20.0,
+        "unavailable": [],
+        "runs": [
+            {"key": f"{c}/{r}", "block": "b", "cell": _cell(c, r, t, p)} for c, r, t, p in runs
+        ],
+    }
+    put_raw("plan.json", plan)
+    t0 = 1_700_000_000_000_000_000
+    ok = [(runs[0], t0, 2.0, 0.5), (runs[2], t0 + 5_000_000_000, 2.1, 0.6)]
+    for (cell_id, run_id, _t, _p), start, window_s, overhead_s in ok:
+        meta = _meta(commit, start, window_s, overhead_s)
+        put_raw(f"{cell_id}/{run_id}/meta.json", meta)
+        put_raw(f"{cell_id}/{run_id}/status.json", {"status": "ok"})
+        put_raw(f"{cell_id}/{run_id}/logs/client-0.rtt.csv", "t_unix_ns,player,seq,rtt_us,kind\n")
+        put_raw(f"{cell_id}/{run_id}.json", {"status": "ok", "run_id": run_id})
+        fake.spans.append((meta["start_unix_ns"], meta["end_unix_ns"]))
+        fake.windows_s += (meta["window_end_unix_ns"] - meta["window_start_unix_ns"]) / 1e9
+        fake.overhead_s += overhead_s
+    # The failed run: its last attempt kept with its own meta.json, later than every ok run.
+    failed_meta = _meta(commit, t0 + 20_000_000_000, 2.0, 9.0)
+    cell_id, run_id = runs[1][0], runs[1][1]
+    put_raw(f"{cell_id}/{run_id}.failed/20240101T000000-1/meta.json", failed_meta)
+    put_raw(f"{cell_id}/{run_id}.failed/20240101T000000-1/status.json", {"status": "failed"})
+    put_raw(f"{cell_id}/{run_id}.json", {"status": "failed", "reason": "not_ready"})
+    fake.spans.append((failed_meta["start_unix_ns"], failed_meta["end_unix_ns"]))
+
+    fake.results.mkdir(parents=True)
+    for name, text in (
+        ("cells.csv", "cell_id,metric,estimate\nfake-tcp-p2-aaaa,rtt_net_p50_us,80.5\n"),
+        ("findings.json", json.dumps({"findings": [{"statement": "x"}, {"statement": "y"}]})),
+    ):
+        (fake.results / name).write_text(text)
+        fake.results_bytes += len(text.encode())
+    return fake
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory: pytest.TempPathFactory) -> FakeCampaign:
+    return make_campaign(tmp_path_factory.mktemp("artifact"))
+
+
+@pytest.fixture(scope="module")
+def doc(fake: FakeCampaign) -> dict[str, Any]:
+    return artifact.collect(fake.results, fake.raw, REPO)
+
+
+def test_ctuning_checklist_has_every_item_in_order_with_a_value(doc: dict[str, Any]) -> None:
+    items = doc["ctuning_checklist"]
+    assert [i["item"] for i in items] == CTUNING
+    for i in items:
+        assert isinstance(i["value"], str) and i["value"].strip(), i["item"]
+    by_item = {i["item"]: i["value"] for i in items}
+    assert by_item["Transformations"] == "none"
+    assert by_item["Model"] == "none"
+    assert "make build" in by_item["Compilation"] and "1.26.8" in by_item["Compilation"]
+    assert "Fake CPU" in by_item["Hardware"]
+    assert "2 ok, 1 failed, 1 not run" in by_item["Experiments"]
+
+
+def test_lock_file_hashes_are_those_of_the_real_files(doc: dict[str, Any]) -> None:
+    locks = {entry["path"]: entry for entry in doc["lock_files"]}
+    for name in (
+        "requirements.txt",
+        "requirements-nodeps.txt",
+        "prototypes/reference/go.mod",
+        "prototypes/reference/go.sum",
+        "workflow/setup.sh",
+    ):
+        data = (REPO / name).read_bytes()
+        assert locks[name]["sha256"] == hashlib.sha256(data).hexdigest(), name
+        assert locks[name]["bytes"] == len(data), name
+    # Every go.sum in the checkout is listed, not only the reference prototype's.
+    assert {p.relative_to(REPO).as_posix() for p in REPO.glob("*/*/go.sum")} <= set(locks)
+    assert "r-base-core" in doc["software"]["apt"]["names"]
+
+
+def test_disk_is_the_sum_of_the_files_written(doc: dict[str, Any], fake: FakeCampaign) -> None:
+    assert doc["disk"]["raw"]["bytes"] == fake.raw_bytes
+    assert doc["disk"]["raw"]["files"] == fake.raw_files
+    assert doc["disk"]["results"]["bytes"] == fake.results_bytes
+    assert doc["disk"]["total_bytes"] == fake.raw_bytes + fake.results_bytes
+
+
+def test_time_to_run_is_the_span_of_the_runs(doc: dict[str, Any], fake: FakeCampaign) -> None:
+    first = min(s for s, _ in fake.spans)
+    last = max(e for _, e in fake.spans)
+    t = doc["time"]
+    assert t["time_to_run_s"] == pytest.approx((last - first) / 1e9)
+    assert t["first_start_unix_ns"] == first and t["last_end_unix_ns"] == last
+    assert t["attempts_counted"] == 3  # two ok runs and the kept failed attempt
+    assert t["measurement_windows_s"] == pytest.approx(fake.windows_s, abs=1e-3)
+    assert t["overhead_s"] == pytest.approx(fake.overhead_s, abs=1e-3)
+    assert t["start_time"].startswith("2023-11-14T22:13:20")
+
+
+def test_experiments_hardware_and_software_come_from_the_files(doc: dict[str, Any]) -> None:
+    exp = doc["experiments"]
+    assert (exp["cells"], exp["runs_planned"]) == (2, 4)
+    assert (exp["runs_ok"], exp["runs_failed"], exp["runs_not_run"]) == (2, 1, 1)
+    assert exp["repetitions_per_cell"] == [2]
+    assert exp["durations_s"] == [2.0]
+    assert exp["seed"] == 4242
+    assert exp["transports"] == ["kcp", "tcp"]
+    runs_hw = doc["hardware"]["runs"]
+    assert runs_hw["cpu_model"] == ["Fake CPU"] and runs_hw["hostnames"] == ["fakehost"]
+    assert doc["hardware"]["collection_machine"]["cpu_count"] >= 1
+    assert doc["software"]["go"]["version_in_runs"] == ["go1.26.8"]
+    assert doc["software"]["go"]["modules"] == {"github.com/xtaci/kcp-go/v5": "v5.6.72"}
+    assert doc["software"]["kernel"] == ["6.1.0-fake"]
+    assert doc["software"]["python"]["packages"]["rocrate"] == "0.16.0"
+    names = [m["name"] for m in doc["metrics"]["list"]]
+    assert names[0] == "rtt_net_p50_us"
+    assert "net" in doc["metrics"]["rtt_definition"]
+
+
+def test_commands_name_the_campaign_and_the_recorded_commit(doc: dict[str, Any]) -> None:
+    cmds = [c["command"] for c in doc["commands"]]
+    assert f"git checkout {COMMIT}" in cmds
+    assert "make run CAMPAIGN=fake" in cmds
+    assert ".venv/bin/snakemake --config campaign=fake" in cmds
+    assert ".venv/bin/snakemake --profile das6 --config campaign=fake" in cmds
+    assert any(c.startswith(".venv/bin/python -m report.render data/results/fake") for c in cmds)
+    # The runs' commit is not this checkout's HEAD: that is said, not hidden.
+    assert doc["git"]["recorded_commits"] == [COMMIT]
+    if doc["git"]["checkout"]:
+        assert any("differ from HEAD" in w for w in doc["git"]["warnings"])
+
+
+def test_missing_results_files_are_reported_not_fatal(doc: dict[str, Any], tmp_path: Path) -> None:
+    files = doc["results"]["files"]
+    assert files["runs.parquet"].startswith("not available")
+    assert files["ingest.json"].startswith("not available")
+    assert files["cells.csv"]["sha256"]  # present ones are hashed
+    assert doc["results"]["findings"] == 2
+    assert doc["results"]["ingest"].startswith("not available")
+    # No results directory and no plan at all: still a document.
+    empty = artifact.collect(tmp_path / "none", tmp_path / "raw-none", REPO)
+    assert empty["disk"]["results"]["bytes"] is None
+    assert empty["time"]["time_to_run_s"] is None
+    assert empty["plan"].startswith("not available")
+    assert [i["item"] for i in empty["ctuning_checklist"]] == CTUNING
+
+
+def test_badges_are_honest(doc: dict[str, Any]) -> None:
+    badges = {b["badge"]: b for b in doc["acm_badges"]}
+    assert list(badges) == [
+        "Artifacts Available",
+        "Artifacts Evaluated – Functional",  # noqa: RUF001
+        "Artifacts Evaluated – Reusable",  # noqa: RUF001
+        "Results Reproduced",
+    ]
+    # This checkout's CITATION.cff has no DOI: not available, whatever else holds.
+    assert badges["Artifacts Available"]["met"] is False
+    assert "DOI" in badges["Artifacts Available"]["missing"]
+    # One run failed and one never ran: not complete.
+    assert badges["Artifacts Evaluated – Functional"]["met"] is False  # noqa: RUF001
+    assert "every planned run" in badges["Artifacts Evaluated – Functional"]["missing"]  # noqa: RUF001
+    assert badges["Results Reproduced"]["met"] is False
+    for b in badges.values():
+        assert b["evidence"] and b["missing"]
+
+
+def test_a_repo_that_is_no_checkout_with_a_doi_and_a_setup_record(tmp_path: Path) -> None:
+    fake = make_campaign(tmp_path / "data")
+    repo = tmp_path / "repo"
+    (repo / ".venv").mkdir(parents=True)
+    (repo / ".venv" / "netstick-setup.json").write_text(
+        json.dumps({"steps": {"apt_s": 61.5, "venv_s": 40.0}, "finished_unix_s": 1700000000})
+    )
+    (repo / "CITATION.cff").write_text("cff-version: 1.2.0\ntitle: t\ndoi: 10.5281/zenodo.1\n")
+    (repo / "LICENSE").write_text("MIT License\n\nCopyright (c) 2024 someone\n")
+    doc = artifact.collect(fake.results, fake.raw, repo)
+    assert doc["git"]["checkout"] is False and doc["git"]["commit"] is None
+    assert all(e["sha256"] is None and "not available" in e["note"] for e in doc["lock_files"])
+    setup_bytes = (repo / ".venv" / "netstick-setup.json").stat().st_size
+    assert doc["disk"]["environment"][".venv"]["bytes"] == setup_bytes
+    assert doc["disk"]["environment"][".tools"]["bytes"] is None  # absent, and said so
+    prep = doc["time"]["time_to_prepare"]
+    assert prep["steps_s"] == {"apt_s": 61.5, "venv_s": 40.0} and prep["total_s"] == 101.5
+    badges = {b["badge"]: b for b in doc["acm_badges"]}
+    assert badges["Artifacts Available"]["met"] is True
+    assert doc["licences"]["code"]["spdx"] == "MIT"
+    checklist = {i["item"]: i["value"] for i in doc["ctuning_checklist"]}
+    assert checklist["Archived (provide DOI)?"] == "10.5281/zenodo.1"
+    assert checklist["Code licenses (if publicly available)?"].startswith("MIT License")
+    # The commit recorded by the runs is still the one to check out.
+    assert f"git checkout {COMMIT}" in [c["command"] for c in doc["commands"]]
+
+
+def test_cli_writes_artifact_json_atomically(fake: FakeCampaign, tmp_path: Path) -> None:
+    results = tmp_path / "results" / "fake"
+    assert artifact.main([str(results), "--raw", str(fake.raw)]) == 0
+    doc = json.loads((results / "artifact.json").read_text())
+    assert doc["campaign"] == "fake"
+    assert [p.name for p in results.iterdir()] == ["artifact.json"]  # no temporary left
+    # No machine-specific path leaks into the file.
+    assert str(tmp_path) not in (results / "artifact.json").read_text()
+
+
+def test_citation_cff_is_valid_yaml_citing_the_campaign_sources() -> None:
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    for key in ("cff-version", "message", "title", "authors"):
+        assert cff.get(key), key
+    assert cff["cff-version"] == "1.2.0"
+    assert cff["authors"] == [{"name": "The Netstick developers"}]
+    # A licence only where the repository has a licence file.
+    has_licence = any((REPO / n).is_file() for n in ("LICENSE", "LICENSE.md", "LICENSE.txt"))
+    assert ("license" in cff) == has_licence
+    sources = " ".join(
+        re.sub(
+            r"\s+", " ", yaml.safe_load((REPO / "workflow" / "campaigns" / f).read_text())["source"]
+        )
+        for f in ("net-celerity.yaml", "envirostick.yaml")
+    )
+    refs = cff["references"]
+    assert len(refs) == 2
+    for ref in refs:
+        assert ref["type"] == "thesis" and ref["year"] == 2024
+        assert ref["institution"]["name"] == "Vrije Universiteit Amsterdam"
+        assert ref["title"] in sources, ref["title"]
+        assert ref["authors"][0]["family-names"] in sources

@@ -1,0 +1,150 @@
+"""The campaign's RO-Crate: readable by rocrate, every file checksummed, the raw data manifested."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rocrate.rocrate import ROCrate
+from test_artifact import COMMIT, FakeCampaign, make_campaign
+
+from report import artifact, crate
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): _sha(p) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for k, v in node.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return []
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeCampaign, dict[str, Any]]:
+    fake = make_campaign(tmp_path_factory.mktemp("crate"))
+    doc = artifact.collect(fake.results, fake.raw, Path(__file__).resolve().parents[2])
+    artifact.write(doc, fake.results / "artifact.json")
+    return fake, doc
+
+
+def _write(tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]], html: bool) -> Path:
+    fake, doc = campaign
+    crate_dir = tmp_path / "report" / "_output" / "fake"
+    crate_dir.mkdir(parents=True)
+    if html:
+        (crate_dir / "index.html").write_text("<html><body>report</body></html>\n")
+    crate.write_crate(crate_dir, fake.results, fake.raw, doc)
+    return crate_dir
+
+
+def test_every_file_entity_exists_with_its_size_and_hash(
+    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+) -> None:
+    crate_dir = _write(tmp_path, campaign, html=True)
+    meta = json.loads((crate_dir / "ro-crate-metadata.json").read_text())
+    files = [e for e in meta["@graph"] if e.get("@type") == "File"]
+    ids = {e["@id"] for e in files}
+    # cells.csv and findings.json exist in the fake results, runs.csv and the others do not.
+    assert ids == {
+        "index.html",
+        "data/cells.csv",
+        "data/findings.json",
+        "data/artifact.json",
+        "data/plan.json",
+        "data/raw-manifest.tsv",
+    }
+    for e in files:
+        path = crate_dir / e["@id"]
+        assert path.is_file(), e["@id"]
+        assert e["sha256"] == _sha(path), e["@id"]
+        assert int(e["contentSize"]) == path.stat().st_size, e["@id"]
+        assert e["encodingFormat"]
+    by_id = {e["@id"]: e for e in meta["@graph"]}
+    assert by_id["index.html"]["encodingFormat"] == "text/html"
+    assert _sha(crate_dir / "data" / "plan.json") == _sha(campaign[0].raw / "plan.json")
+
+    root = by_id["./"]
+    assert root["name"] == "Netstick campaign fake"
+    assert root["description"] and root["keywords"] and root["datePublished"]
+    assert root["license"]["@id"] in by_id
+    software = by_id["#netstick"]
+    assert software["@type"] == "SoftwareApplication" and software["version"] == COMMIT
+    action = by_id["#campaign-fake"]
+    assert action["@type"] == "CreateAction"
+    assert action["instrument"] == {"@id": "#netstick"}
+    assert action["startTime"] == campaign[1]["time"]["start_time"]
+    assert action["endTime"] == campaign[1]["time"]["end_time"]
+    assert {r["@id"] for r in action["result"]} == ids - {"data/plan.json"}
+
+    # rocrate reads it back with the same entities.
+    back = ROCrate(crate_dir)
+    assert back.name == "Netstick campaign fake"
+    assert {e.id for e in back.data_entities} == ids
+
+
+def test_raw_manifest_lists_every_raw_file_with_its_hash(
+    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+) -> None:
+    crate_dir = _write(tmp_path, campaign, html=True)
+    with (crate_dir / "data" / "raw-manifest.tsv").open(newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    raw = campaign[0].raw
+    assert len(rows) == campaign[0].raw_files
+    assert {r["path"]: r["sha256"] for r in rows} == _tree(raw)
+    for r in rows:
+        assert int(r["bytes"]) == (raw / r["path"]).stat().st_size
+    # The raw data themselves are not copied.
+    assert not (crate_dir / "data" / "fake-tcp-p2-aaaa").exists()
+
+
+def test_a_second_write_gives_the_same_files(
+    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+) -> None:
+    crate_dir = _write(tmp_path, campaign, html=True)
+    first = _tree(crate_dir)
+    crate.write_crate(crate_dir, campaign[0].results, campaign[0].raw, campaign[1])
+    assert _tree(crate_dir) == first
+
+
+def test_no_absolute_paths_and_a_missing_report_is_a_warning(
+    tmp_path: Path,
+    campaign: tuple[FakeCampaign, dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    crate_dir = _write(tmp_path, campaign, html=False)
+    assert "index.html not found" in capsys.readouterr().err
+    text = (crate_dir / "ro-crate-metadata.json").read_text()
+    meta = json.loads(text)
+    assert "index.html" not in {e["@id"] for e in meta["@graph"]}
+    assert str(tmp_path) not in text
+    for s in _strings(meta):
+        assert not s.startswith("/"), s
+    assert sorted(p.name for p in crate_dir.iterdir()) == ["data", "ro-crate-metadata.json"]
+
+
+def test_cli_reads_artifact_json(
+    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+) -> None:
+    fake = campaign[0]
+    crate_dir = tmp_path / "out"
+    argv = [str(crate_dir), "--results", str(fake.results), "--raw", str(fake.raw)]
+    assert crate.main(argv) == 0
+    assert (crate_dir / "ro-crate-metadata.json").is_file()
+    # Without artifact.json the error names the file and how to make it.
+    with pytest.raises(SystemExit) as exc:
+        crate.main([str(crate_dir), "--results", str(tmp_path / "none"), "--raw", str(fake.raw)])
+    assert exc.value.code == 2

@@ -1,0 +1,351 @@
+"""The Net-Celerity re-analysis (report/reanalysis.py, report/net-celerity.qmd): the shaping
+functions on synthetic data, then the real pipeline on the vendored data (tables and, where R is
+installed, the rendered self-contained HTML)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+from report import reanalysis as rea
+from report.render import render
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "data" / "external" / "net-celerity"
+QMD = REPO / "report" / "net-celerity.qmd"
+# The figures of report/net-celerity.qmd (chunk labels), one <img> each in the HTML.
+FIGURES = (
+    "rtt-box",
+    "rtt-scaling",
+    "cpu",
+    "memory",
+    "network",
+    "variance",
+    "warm-p50",
+    "frame-hist",
+)
+MAX_HTML_BYTES = 5 * 2**20
+
+
+# -- shaping functions on synthetic data -------------------------------------------------------
+
+
+def test_frame_floor_counts_values_on_whole_frames() -> None:
+    # Frame = 1000/60 ms. On a multiple within 0.05 ms: 16.67, 16.70, 33.33, 50.00, 66.62 (x2).
+    # Off: 16.72 (0.053 away), 25.00, 8.33 (half a frame is no frame), NaN is ignored.
+    values = [16.67, 16.67, 16.70, 33.33, 50.00, 66.62, 66.62, 16.72, 25.00, 8.33, math.nan]
+    ff = rea.frame_floor(values)
+    assert ff.samples == 10
+    assert ff.frac_on_frame_multiple == pytest.approx(7 / 10)
+    assert ff.frac_at_floor == pytest.approx(3 / 10)  # 16.67, 16.67, 16.70
+    assert ff.rtt_min_ms == 8.33
+    assert ff.rtt_mode_ms in (16.67, 66.62)  # both appear twice; np.unique picks the first
+    assert ff.rtt_mode_ms == 16.67
+    mask = rea.on_frame_multiple([16.6167, 16.7166, 16.6166, 16.7168])  # +-0.05 edges
+    assert mask.tolist() == [True, True, False, False]
+
+
+def test_frame_floor_of_no_values_is_nan() -> None:
+    ff = rea.frame_floor([math.nan])
+    assert ff.samples == 0 and math.isnan(ff.frac_on_frame_multiple)
+
+
+def test_expected_fraction_of_unquantised_values() -> None:
+    # Printed 0.01-ms values within +-0.05 ms of k * 16.666...: 10 for two frames of three and
+    # 11 when the multiple is itself printable (50.00), i.e. 31 per 50 ms.
+    assert rea.expected_fraction_unquantised() == pytest.approx(31 / 5000, rel=1e-3)
+    # and a uniform sample of printed values agrees
+    rng = np.random.default_rng(1)
+    v = np.round(rng.uniform(20, 200, 400_000), 2)
+    measured = float(np.mean(rea.on_frame_multiple(v)))
+    assert measured == pytest.approx(rea.expected_fraction_unquantised(), rel=0.08)
+
+
+def test_histogram_bins_hold_equal_numbers_of_printable_values() -> None:
+    # Every 0.01-ms value from 24.60 to 24.89 once: bins 24.6 (24.60-24.64, half a bin),
+    # 24.7 (24.65-24.74), 24.8 (24.75-24.84), 24.9 (24.85-24.89).
+    v = np.round(np.arange(2460, 2490) / 100, 2)
+    h = rea.histogram_share(v, 0.1, 0.0, 100.0)
+    counts = dict(zip(h["bin_ms"].to_list(), (h["share_pct"] * v.size / 100).round(6), strict=True))
+    assert counts == {24.6: 5, 24.7: 10, 24.8: 10, 24.9: 5}
+    assert h["share_pct"].sum() == pytest.approx(100.0)
+    assert rea.histogram_share(v, 0.1, 24.75, 24.85)["bin_ms"].to_list() == [24.8]
+
+
+def test_block_indices_are_blocks_of_consecutive_positions() -> None:
+    rng = np.random.default_rng(0)
+    idx = rea.block_indices(23, 5, 50, rng)
+    assert idx.shape == (50, 23)
+    assert idx.min() >= 0 and idx.max() <= 22
+    blocks = idx[:, :20].reshape(50, 4, 5)  # the first four whole blocks of each resample
+    assert np.all(np.diff(blocks, axis=2) == 1)
+    assert rea.block_indices(3, 10, 4, rng).shape == (4, 3)  # block longer than the series
+
+
+def test_choose_block_white_noise_and_a_trend() -> None:
+    rng = np.random.default_rng(3)
+    noise = rng.normal(size=120)
+    block, note = rea.choose_block(noise)
+    assert block == math.ceil(120 ** (1 / 3)) and note is None
+    trend = np.arange(120) + rng.normal(size=120)  # correlated over most of the series
+    block, note = rea.choose_block(trend)
+    assert block == 30 and note is not None and "too narrow" in note
+
+
+def _synthetic_run(rng: np.random.Generator, seconds: int, per_second: int) -> tuple[Any, Any]:
+    """t_s in [-20, seconds) and AR(1)-correlated per-second levels plus sample noise."""
+    level = np.zeros(seconds + 20)
+    for i in range(1, level.size):
+        level[i] = 0.8 * level[i - 1] + rng.normal()
+    t = np.repeat(np.arange(-20, seconds), per_second) + rng.uniform(0, 1, level.size * per_second)
+    v = 30 + np.repeat(level, per_second) + rng.normal(0, 2, t.size)
+    return t, v
+
+
+def test_block_bootstrap_quantile_equals_direct_computation() -> None:
+    rng = np.random.default_rng(7)
+    t, v = _synthetic_run(rng, 60, 7)
+    got = rea.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
+    window = v[(t >= 0) & (t < 60)]
+    assert got.estimate == np.percentile(window, 50)
+    assert got.low <= got.estimate <= got.high
+    assert got.steps == 60 and got.block == 4 and got.draws.shape == (200,)
+    # The same resamples by brute force: the pooled samples of the drawn seconds.
+    sec = np.floor(t).astype(int)
+    idx = rea.block_indices(60, 4, 200, np.random.default_rng(11))
+    for b in (0, 1, 99, 199):
+        pooled = np.concatenate([v[(sec == s) & (t >= 0)] for s in idx[b]])
+        assert got.draws[b] == pytest.approx(np.percentile(pooled, 50), abs=1e-12)
+    p95 = rea.block_bootstrap_quantile(t, v, 0.95, 0, 60, n_resamples=200, seed=11, block=4)
+    pooled = np.concatenate([v[(sec == s) & (t >= 0)] for s in idx[5]])
+    assert p95.draws[5] == pytest.approx(np.percentile(pooled, 95), abs=1e-12)
+    again = rea.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
+    assert np.array_equal(again.draws, got.draws)  # seeded
+
+
+def test_block_bootstrap_interval_widens_with_autocorrelation() -> None:
+    # Blocks keep the correlated levels together, so the interval is wider than an i.i.d.
+    # bootstrap (block 1) of the same samples would give.
+    rng = np.random.default_rng(5)
+    t, v = _synthetic_run(rng, 120, 10)
+    iid = rea.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500, block=1)
+    blocked = rea.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500)
+    assert blocked.block > 1
+    assert blocked.high - blocked.low > 1.3 * (iid.high - iid.low)
+
+
+def test_block_bootstrap_without_samples_says_so() -> None:
+    got = rea.block_bootstrap_quantile([-5.0, -1.0], [10.0, 11.0], 0.5, 0, 120)
+    assert math.isnan(got.estimate) and got.note and "no samples" in got.note
+
+
+def test_block_bootstrap_mean_of_a_constant_series() -> None:
+    got = rea.block_bootstrap_mean(np.full(100, 2.5), n_resamples=100)
+    assert got.estimate == got.low == got.high == 2.5
+
+
+def test_by_second_uses_population_sd() -> None:
+    got = rea.by_second([0.1, 0.5, 0.9, 1.2, math.nan], [1.0, 2.0, 3.0, 7.0, 1.0])
+    assert got["second"].to_list() == [0.0, 1.0]
+    assert got["median"].to_list() == [2.0, 7.0]
+    assert got["sd"].to_list() == pytest.approx([np.std([1.0, 2.0, 3.0]), 0.0])
+    assert got["samples"].to_list() == [3, 1]
+
+
+def test_num_and_interval_formatting() -> None:
+    assert rea.num(0.5131, 3) == "0.513"
+    assert rea.num(None) == "n/a" and rea.num(math.nan) == "n/a"
+    assert rea.interval(-0.04, 1.2834, 3) == "[-0.040, 1.283]"
+
+
+# -- the real pipeline on the vendored data ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, rea.Shaped]:
+    out = tmp_path_factory.mktemp("reanalysis") / "results"
+    return out, rea.build(DATA, out)
+
+
+def _csv(results: Path, name: str) -> pl.DataFrame:
+    return pl.read_csv(results / f"{name}.csv")
+
+
+def test_pipeline_writes_every_table(built: tuple[Path, rea.Shaped]) -> None:
+    results, shaped = built
+    for name in ("samples", "runs", "resources"):
+        assert (results / f"{name}.parquet").is_file()
+    for name in shaped.tables:
+        assert (results / f"{name}.csv").is_file(), name
+    assert not list(results.glob(".*tmp*"))  # no temporary file left behind
+    runs = pl.read_parquet(results / "runs.parquet")
+    assert runs.height == 36
+    assert _csv(results, "rtt_by_run").height == 24  # Mirror runs; NFE has no RTT results
+    assert _csv(results, "server_cpu").height == 36
+    assert set(_csv(results, "network")["direction"]) == {"send", "receive"}
+    doc = json.loads((results / "findings.json").read_text())
+    assert doc["dataset"]["runs"] == 36 and doc["dataset"]["bad_rows"] == 0
+    assert doc["dataset"]["licence"] == "MIT License"
+
+
+def test_frame_floor_is_one_frame_in_every_run(built: tuple[Path, rea.Shaped]) -> None:
+    results, _ = built
+    floor = _csv(results, "frame_floor")
+    # The importer's docs (and SOURCE.md): Mirror's RTT never goes below 16.67 ms.
+    assert floor.height == 24
+    assert floor["rtt_min_ms"].to_list() == [16.67] * 24
+    assert (floor["frac_on_frame_multiple"] >= floor["frac_at_floor"]).all()
+    # The quantisation shows: some runs sit mostly on whole frames.
+    assert floor["frac_on_frame_multiple"].max() > 0.5 > floor["expected_frac_unquantised"][0]
+
+
+def test_tables_agree_with_the_importer(built: tuple[Path, rea.Shaped]) -> None:
+    results, _ = built
+    runs = pl.read_parquet(results / "runs.parquet")
+    warm = _csv(results, "warmup").join(
+        runs.select("cell_id", "rtt_lib_p50_us", "server_cpu_cores"), on="cell_id"
+    )
+    # The fixed window is the importer's window: its p50 is the runs table's.
+    assert np.allclose(warm["rtt_p50_fixed_ms"], warm["rtt_lib_p50_us"] / 1000.0, atol=1e-9)
+    assert (warm["samples_pooled"] >= warm["samples_fixed"]).all()
+    rtt = _csv(results, "rtt_by_run")
+    assert (rtt["rtt_p50_low_ms"] <= rtt["rtt_p50_ms"]).all()
+    assert (rtt["rtt_p50_ms"] <= rtt["rtt_p50_high_ms"]).all()
+    assert rtt["note"].str.contains("within-run").all()
+    assert rtt["note"].str.contains("no between-run interval").all()
+    cpu = _csv(results, "server_cpu").join(runs.select("cell_id", "server_cpu_cores"), on="cell_id")
+    # mean of the per-interval rates vs the importer's exact cumulative rate over the window
+    assert np.allclose(cpu["cpu_cores_mean"], cpu["server_cpu_cores"], rtol=0.05)
+
+
+def test_single_runs_get_no_between_run_intervals(built: tuple[Path, rea.Shaped]) -> None:
+    results, _ = built
+    cross = _csv(results, "crossings")
+    assert cross["between_run_low_players"].null_count() == cross.height
+    assert cross["note"].str.contains("no between-run interval").all()
+    reached = cross.filter(pl.col("crossing_players").is_not_null())
+    assert reached.height > 0
+    assert (reached["within_run_low_players"] <= reached["crossing_players"]).all()
+    assert (reached["crossing_players"] <= reached["within_run_high_players"]).all()
+    scaling = _csv(results, "scaling")
+    assert (scaling["runs"] == 6).all()
+    assert scaling["note"].str.contains("no run-to-run replication").all()
+
+
+def test_findings_carry_the_table_numbers(built: tuple[Path, rea.Shaped]) -> None:
+    results, shaped = built
+    scaling = _csv(results, "scaling")
+    cross = _csv(results, "crossings")
+    findings = shaped.findings["findings"]
+    slopes = [f for f in findings if f["id"] == "slope"]
+    assert len(slopes) == 4  # Mirror KCP and Telepathy x two workloads
+    for f in slopes:
+        v = f["values"]
+        row = scaling.filter(
+            (pl.col("metric") == "rtt_p50_ms")
+            & (pl.col("label") == v["label"])
+            & (pl.col("workload_label") == v["workload_label"])
+        )
+        assert row["slope_per_player"][0] == pytest.approx(v["slope"], rel=1e-5)
+        assert f"{v['slope']:.3f} ms per player" in f["statement"]
+        assert f"[{v['low']:.3f}, {v['high']:.3f}]" in f["statement"]
+    for f in (f for f in findings if f["id"] == "crossing"):
+        v = f["values"]
+        row = cross.filter(
+            (pl.col("metric") == "rtt_p50_ms")
+            & (pl.col("label") == v["label"])
+            & (pl.col("workload_label") == v["workload_label"])
+            & (pl.col("threshold_ms") == v["threshold_ms"])
+        )
+        assert row["crossing_players"][0] == pytest.approx(v["crossing_players"], rel=1e-5)
+        assert f"about {v['crossing_players']:.1f} players" in f["statement"]
+    warm = _csv(results, "warmup")
+    pooled = next(f for f in findings if f["id"] == "pooled_vs_fixed")
+    assert pooled["values"]["min_ms"] == pytest.approx(warm["pooled_minus_fixed_ms"].min())
+    assert f"{warm['pooled_minus_fixed_ms'].min():.2f} to" in pooled["statement"]
+    floor = next(f for f in findings if f["id"] == "frame_floor")
+    assert floor["values"]["rtt_min_ms"] == [16.67]
+    assert "The minimum RTT of every Mirror run is 16.67 ms" in floor["statement"]
+
+
+def test_every_flaw_is_listed(built: tuple[Path, rea.Shaped]) -> None:
+    results, shaped = built
+    flaws = _csv(results, "flaws")
+    runs = pl.read_parquet(results / "runs.parquet")
+    assert set(flaws.filter(pl.col("scope") == "dataset")["flaw"]) == set(
+        shaped.findings["dataset_flaws"]
+    )
+    per_run = sum(len([f for f in r.split(";") if f]) for r in runs["flaws"].to_list())
+    assert flaws.filter(pl.col("scope") == "run").height == per_run
+    summary = _csv(results, "flaws_summary")
+    assert summary["runs"].sum() == per_run
+
+
+def test_bad_data_dir_is_named(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="--data"):
+        rea.build(tmp_path / "missing", tmp_path / "out")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no Net-Celerity runs"):
+        rea.build(tmp_path / "empty", tmp_path / "out")
+
+
+# -- the rendered report ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered(built: tuple[Path, rea.Shaped], tmp_path_factory: pytest.TempPathFactory) -> str:
+    if shutil.which("Rscript") is None:
+        pytest.skip("Rscript not installed: the report cannot be rendered (workflow/setup.sh)")
+    results, _ = built
+    out = tmp_path_factory.mktemp("report") / "index.html"
+    render({"results": str(results)}, out, source=QMD)
+    assert out.stat().st_size < MAX_HTML_BYTES
+    return out.read_text(encoding="utf-8")
+
+
+def _text(page: str) -> str:
+    """The page's visible text: tags dropped, entities decoded, whitespace collapsed."""
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", body))
+    # pandoc's smart punctuation curls the quotes; the words are the same
+    text = text.translate(
+        str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+    )
+    return re.sub(r"\s+", " ", text)
+
+
+def test_report_is_self_contained(rendered: str) -> None:
+    links = re.findall(r"""\b(?:src|href)\s*=\s*["']?\s*(https?://[^"'\s>]*)""", rendered, re.I)
+    assert links == []
+    srcs = re.findall(r"<img\b[^>]*\bsrc=\"([^\"]*)\"", rendered)
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+    for s in srcs:  # real, non-empty PNGs
+        png = base64.b64decode(s.removeprefix("data:image/png;base64,"))
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_report_has_one_image_per_figure(rendered: str) -> None:
+    chunks = re.findall(r"^```\{r ([\w-]+)[^}]*fig\.cap", QMD.read_text(), re.M)
+    assert tuple(chunks) == FIGURES
+    assert len(re.findall(r"<img\b", rendered)) == len(FIGURES)
+
+
+def test_report_states_the_findings_verbatim(rendered: str, built: tuple[Path, rea.Shaped]) -> None:
+    text = _text(rendered)
+    findings = built[1].findings["findings"]
+    assert len(findings) >= 10
+    for f in findings:
+        assert re.sub(r"\s+", " ", f["statement"]) in text, f["statement"]
+    for flaw in built[1].findings["dataset_flaws"]:
+        assert flaw in text, flaw
+    assert "Each configuration ran once." in text
