@@ -71,8 +71,10 @@ def _panel(df: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     """A panel label from those of keys whose values vary in df (constant ones say nothing on a
     figure of this campaign), e.g. "active · size=S"."""
     varying = [k for k in keys if k in df.columns and df[k].n_unique() > 1]
-    if not varying:
-        return df.with_columns(pl.lit("all").alias("panel"))
+    if not varying:  # one panel: name what every cell shares
+        varying = [k for k in ("workload", "params") if k in keys and k in df.columns]
+    if not varying or df.height == 0:
+        return df.with_columns(pl.lit("all cells").alias("panel"))
     parts = []
     for k in varying:
         col = pl.col(k).cast(pl.String)
@@ -86,6 +88,7 @@ def _panel(df: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
             col = pl.format("{} players", col)
         parts.append(col)
     label = pl.concat_str(parts, separator=" · ").str.replace_all(r"( · )+$", "")
+    label = label.str.replace_all(r"^( · )+", "")
     return df.with_columns(label.alias("panel"))
 
 
@@ -277,9 +280,11 @@ def _rtt_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
 
 def _world_size(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     fig = Figure("world-size", "Resource use against world size", expected=False)
-    sized = ok.filter(pl.col("params").str.contains('"size"'))
+    # The world workload's size is the number of networked blocks (S/M/L); other workloads' size
+    # parameters (a stream's payload bytes) are not world sizes.
+    sized = ok.filter((pl.col("workload") == "world") & pl.col("params").str.contains('"size"'))
     if sized.height == 0:
-        fig.reason = "no workload with a world size parameter (size) in this campaign"
+        fig.reason = "no world workload with a size parameter in this campaign"
         return fig
     fig.expected = True
     size = pl.col("params").str.json_path_match("$.size").alias("size")

@@ -7,7 +7,8 @@ data/results/<campaign>/timeseries.parquet:
     campaign, cell_id, run_id, t_s, metric, value
 
 t_s is the start of a one-second bin, counted from the start of the measurement window (bins
-before it, such as the join phase, have negative t_s). Metrics:
+before it, such as the join phase, have negative t_s; a bin that would reach past the window's
+end is left out). Metrics:
 
 - rtt_net_p50_us, rtt_net_p95_us, rtt_net_sd_us, rtt_net_n: the uniform probe's samples sent
   in that second (their median, 95th percentile, standard deviation and count);
@@ -160,7 +161,12 @@ def run_series(
     parts = [p for p in parts if p.height]
     if not parts:
         return pl.DataFrame(schema=SCHEMA), unread
-    body = pl.concat(parts).select(
+    body = pl.concat(parts)
+    end = meta.get("window_end_unix_ns")
+    if start is not None and end is not None:
+        # The last, partial second after the window (players leaving) is not steady traffic.
+        body = body.filter(pl.col("t_s") + 1 <= (int(end) - int(start)) / 1e9 + 1e-9)
+    body = body.select(
         pl.lit(ids["campaign"]).alias("campaign"),
         pl.lit(ids["cell_id"]).alias("cell_id"),
         pl.lit(ids["run_id"]).alias("run_id"),

@@ -71,19 +71,25 @@ def _slurm_states(job_ids: list[str]) -> dict[str, str]:
     return states
 
 
-def summarize(plan: campaigns.Plan, raw: Path, report: Path | None = None) -> dict[str, Any]:
-    """The campaign's state as a document (also written as summary.json by the workflow)."""
+def summarize(
+    plan: campaigns.Plan, raw: Path, report: Path | None = None, since_unix_ns: int | None = None
+) -> dict[str, Any]:
+    """The campaign's state as a document (also written as summary.json by the workflow).
+    since_unix_ns: the session's start, so that a resumed campaign's share of time spent
+    measuring counts only the runs of this session."""
     counts: Counter[str] = Counter()
     failed: list[dict[str, Any]] = []
     retried: list[dict[str, Any]] = []
     overheads: list[float] = []
-    window_ok_s = 0.0
+    window_ok_s = window_session_s = 0.0
     for found in records.collect(plan, raw):
         rec = found.record
         status = "not_run" if rec is None else rec["status"]
         counts[status] += 1
         if rec is not None and rec["status"] == "ok":
             window_ok_s += float(rec.get("window_s") or 0)
+            if since_unix_ns is None or int(rec.get("start_unix_ns") or 0) >= since_unix_ns:
+                window_session_s += float(rec.get("window_s") or 0)
             if rec.get("overhead_s") is not None:
                 overheads.append(float(rec["overhead_s"]))
         if rec is not None and rec["status"] != "ok":
@@ -111,6 +117,7 @@ def summarize(plan: campaigns.Plan, raw: Path, report: Path | None = None) -> di
         "failed_attempts": retried,
         "unavailable": [campaigns._unavail(u) for u in plan.unavailable],
         "window_ok_s": round(window_ok_s, 1),
+        "window_session_s": round(window_session_s, 1),
         "overhead_s_median": round(statistics.median(overheads), 3) if overheads else None,
         "raw": str(records.campaign_dir(plan.name, raw)),
         "report": str(report) if report is not None and report.is_file() else None,
@@ -124,9 +131,10 @@ def format_summary(doc: dict[str, Any], wall_s: float | None = None) -> str:
         f"{r['not_run']} not run =="
     ]
     if wall_s:
-        share = doc["window_ok_s"] / wall_s if wall_s > 0 else 0.0
+        measured = doc.get("window_session_s", doc["window_ok_s"])
+        share = measured / wall_s if wall_s > 0 else 0.0
         lines.append(
-            f"wall {wall_s / 60:.1f} min, measuring {doc['window_ok_s'] / 60:.1f} min "
+            f"wall {wall_s / 60:.1f} min, measuring {measured / 60:.1f} min "
             f"({share:.0%}); median overhead per run {doc['overhead_s_median']} s"
         )
     for f in doc["failed"][:SUMMARY_FAILED_LINES]:

@@ -73,3 +73,10 @@ def test_run_series_reads_monitor_and_reports_unreadable_files(tmp_path: Path) -
     assert out.schema == pl.Schema(timeseries.SCHEMA)
     assert set(out["cell_id"].unique()) == {"cell"}
     assert list(unread) == [str(run / "net.csv")]
+
+
+def test_partial_last_second_after_the_window_is_left_out() -> None:
+    ids = {"campaign": "c", "cell_id": "cell", "run_id": "r1"}
+    meta = {"window_start_unix_ns": START_NS, "window_end_unix_ns": START_NS + int(1.5e9)}
+    out, _ = timeseries.run_series(Path("/nonexistent"), _samples(), meta, ids)
+    assert set(out["t_s"].to_list()) == {0.0}  # second 1 reaches past the 1.5 s window
