@@ -14,7 +14,7 @@ FUZZ_S ?= 5
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats clean
+.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
 
 all: build
 
@@ -29,6 +29,12 @@ build: setup
 # Resumes where it stopped; after a hard kill run `.venv/bin/snakemake --unlock` once.
 run: build
 	.venv/bin/snakemake --config campaign=$(CAMPAIGN)
+	@$(PY) -m report.reanalysis >/dev/null && echo "re-analysis of Net-Celerity's data: report/_output/net-celerity-reanalysis/index.html"
+	@echo "report: report/_output/$(CAMPAIGN)/index.html (PDF and RO-Crate beside it)"
+
+# Net-Celerity's committed raw data (data/external/net-celerity) re-analysed with proper statistics.
+reanalysis: setup
+	$(PY) -m report.reanalysis --pdf report/_output/net-celerity-reanalysis/index.pdf
 
 CAMPAIGN ?= quick
 
@@ -70,6 +76,10 @@ bench-campaign: build
 # 100 million synthetic RTT samples: Parquet + polars against pandas.read_csv (about 10 minutes).
 bench-stats: setup
 	$(PY) -m stats.bench_stats --out data/bench/stats.json
+
+# Time and size of the quick campaign's report (figure data, metadata, HTML + PDF, RO-Crate).
+bench-report: run
+	$(PY) -m report.bench_report --results data/results/$(CAMPAIGN) --raw data/raw/$(CAMPAIGN) --out data/bench/report.json
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache
