@@ -120,6 +120,25 @@ def _write(df: pl.DataFrame, out: Path, name: str) -> str:
     return name
 
 
+def _points_and_intervals(
+    fig: Figure,
+    runs: pl.DataFrame,
+    cell: pl.DataFrame,
+    out: Path,
+    what: str,
+    level_pct: int,
+    n_runs: int,
+) -> Figure:
+    """Write a figure of run points and cell intervals; its caption ends with how to read them."""
+    fig.files = [_write(runs, out, f"{fig.id}.runs.csv"), _write(cell, out, f"{fig.id}.cells.csv")]
+    fig.runs = n_runs
+    fig.caption = (
+        f"{what} Points: runs; bars: the median over runs with its {level_pct} % order-statistic "
+        f"interval where there are enough runs (6 or more). {n_runs} ok runs."
+    )
+    return fig
+
+
 def _cells_for(cells: pl.DataFrame, metrics: Sequence[str]) -> pl.DataFrame:
     sub = cells.filter(pl.col("metric").is_in(list(metrics)))
     return _display(sub, ("estimate", "ci_low", "ci_high"))
@@ -198,18 +217,13 @@ def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     sub = _cells_for(cells, metrics).filter(pl.col("cell_id").is_in(subruns["cell_id"].to_list()))
     keys = [k for k in ROW_KEYS if k in ok.columns]
     runs = _series(_runs_long(subruns, metrics, keys))
-    fig.files = [
-        _write(runs, out, f"{fig.id}.runs.csv"),
-        _write(_series(sub), out, f"{fig.id}.cells.csv"),
-    ]
-    fig.runs = subruns.height
-    fig.caption = (
-        "RTT p50 of the network probe and server CPU with idle players (connected, not "
-        "moving) and active players, per transport and player count. Points: runs; bars: the "
-        f"median over runs with its {_level_pct(cells)} % order-statistic interval where there "
-        f"are enough runs. {subruns.height} ok runs."
+    what = (
+        "RTT p50 of the network probe and server CPU with idle players (connected, not moving) "
+        "and active players, per transport and player count."
     )
-    return fig
+    return _points_and_intervals(
+        fig, runs, _series(sub), out, what, _level_pct(cells), subruns.height
+    )
 
 
 def _time_cells(ok: pl.DataFrame) -> list[str]:
@@ -297,15 +311,11 @@ def _world_size(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     order = pl.col("size").replace_strict(SIZE_ORDER, default=99, return_dtype=pl.Int64)
     runs = runs.with_columns(order.alias("size_order"))
     cell = cell.with_columns(order.alias("size_order"))
-    fig.files = [_write(runs, out, f"{fig.id}.runs.csv"), _write(cell, out, f"{fig.id}.cells.csv")]
-    fig.runs = sized.height
-    fig.caption = (
+    what = (
         "Server CPU (cores), peak server RSS (MiB) and server send rate (KiB/s) against the size "
-        "of the networked world, per transport. Points: runs; bars: median over runs with its "
-        f"{_level_pct(cells)} % order-statistic interval where there are enough runs. "
-        f"{sized.height} ok runs."
+        "of the networked world, per transport."
     )
-    return fig
+    return _points_and_intervals(fig, runs, cell, out, what, _level_pct(cells), sized.height)
 
 
 def _envmod_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
@@ -357,15 +367,11 @@ def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     cells = cells.filter(pl.col("cell_id").is_in(ok["cell_id"].to_list()))
     runs = _panel(_series(_runs_long(ok, metrics, keys)), ("players", "workload", "params"))
     cell = _panel(_series(_cells_for(cells, metrics)), ("players", "workload", "params"))
-    fig.files = [_write(runs, out, f"{fig.id}.runs.csv"), _write(cell, out, f"{fig.id}.cells.csv")]
-    fig.runs = ok.height
-    fig.caption = (
+    what = (
         "RTT p50 and p99 of the network probe per transport under each network profile "
-        "(emulated in user space: delay, jitter, loss). Points: runs; bars: median over runs "
-        f"with its {_level_pct(cells)} % order-statistic interval where there are enough runs. "
-        f"{ok.height} ok runs."
+        "(emulated in user space: delay, jitter, loss)."
     )
-    return fig
+    return _points_and_intervals(fig, runs, cell, out, what, _level_pct(cells), ok.height)
 
 
 def _versions(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
