@@ -23,6 +23,14 @@
             pkgs.procps
             (pkgs.python311.withPackages (ps: [ ps.psutil ps.numpy ps.pytest ]))
             pkgs.ruff
+            # the report: Quarto (renders report/*.qmd itself), R with the figures' packages,
+            # and the tools that look at the result
+            pkgs.quarto
+            (pkgs.rWrapper.override {
+              packages = with pkgs.rPackages; [ ggplot2 knitr rmarkdown data_table jsonlite ];
+            })
+            pkgs.chromium
+            pkgs.poppler_utils
           ];
           # Use the toolchain from the shell, never download another one.
           GOTOOLCHAIN = "local";

@@ -410,6 +410,9 @@ def _versions(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
             g.with_columns(pl.Series("change_point", flags), pl.lit(cps.note).alias("cp_note"))
         )
     data = _panel(_series(pl.concat(rows)), ("players", "workload", "params", "network_profile"))
+    data = _display(
+        data.with_columns(pl.lit(metric).alias("metric")), ("estimate", "ci_low", "ci_high")
+    )
     fig.files = [_write(data, out, f"{fig.id}.cells.csv")]
     fig.runs = ok.height
     n_cp = int(data["change_point"].sum())
