@@ -13,7 +13,7 @@ mib <- function(bytes) bytes / 2^20
 kib <- function(bytes) bytes / 2^10
 thresholds_ms <- c(50, 75, 100)  # the papers' playability thresholds
 # Columns that look like numbers but are names: version 1.10 must not become 1.1.
-text_columns <- c("library_version", "size", "run_id", "cell_id", "panel", "series", "params",
+text_columns <- c("library_version", "night", "size", "run_id", "cell_id", "panel", "series", "params",
                   "transport", "workload", "network_profile")
 read_csv <- function(path) {
   if (!file.exists(path)) stop(sprintf("%s: missing; run the stats stage first", path))

@@ -1,0 +1,97 @@
+"""The nightly regression report: trends with change points and the newest night's verdicts,
+computed by the stats stage's functions and drawn by R."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import report_checks as rc
+
+from report import history, render
+from stats import regress
+
+NIGHTS = ("2.0.1", "2.0.2", "2.0.3", "2.0.4", "2.0.5", "2.0.6")
+CELLS = ("kcp-p20-active", "tcp-p20-active", "enet-p20-active")
+SLOW_FROM = 4  # kcp is 30 % slower from the fifth night on
+
+
+def _nights(root: Path, runs_per_cell: int = 6) -> list[Path]:
+    rng = np.random.default_rng(3)
+    paths = []
+    for i, version in enumerate(NIGHTS):
+        rows = []
+        for cell in CELLS:
+            base = 2000.0 * (1.3 if cell.startswith("kcp") and i >= SLOW_FROM else 1.0)
+            for k in range(runs_per_cell):
+                rows.append(
+                    {"cell_id": cell, "run_id": f"r{k + 1}", "status": "ok",
+                     "library_version": version,
+                     "rtt_net_p50_us": base * float(rng.lognormal(0, 0.02))}
+                )  # fmt: skip
+        rows.append({"cell_id": CELLS[0], "run_id": "r99", "status": "failed",
+                     "library_version": version, "rtt_net_p50_us": None})  # fmt: skip
+        path = root / f"night-{i + 1}"
+        path.mkdir(parents=True)
+        pl.DataFrame(rows).write_parquet(path / "runs.parquet")
+        paths.append(path)
+    return paths
+
+
+def test_trends_find_the_step_and_verdicts_the_last_pair(tmp_path: Path) -> None:
+    paths = _nights(tmp_path)
+    doc = history.build(paths, tmp_path / "tables")
+    assert doc["nights"] == list(NIGHTS)  # labelled by the version the runs record
+    trend = pl.read_csv(tmp_path / "tables" / "trends.csv", schema_overrides={"night": pl.String})
+    cps = trend.filter(pl.col("change_point"))
+    assert cps.select("cell_id", "night").rows() == [(CELLS[0], NIGHTS[SLOW_FROM])]
+    assert trend.filter(pl.col("cell_id") == CELLS[0])["n_runs"].to_list() == [6] * len(NIGHTS)
+    assert trend["ci_low"].is_not_null().all()  # 6 runs: the median's interval exists
+    verdicts = pl.read_csv(tmp_path / "tables" / "verdicts.csv")
+    # The last two nights are both slow for kcp: no change between them, for every cell.
+    assert set(verdicts["verdict"]) == {regress.NO_CHANGE}
+    assert any("change point at 2.0.5" in f for f in doc["findings"])
+
+
+def test_a_regression_in_the_newest_night_is_named(tmp_path: Path) -> None:
+    paths = _nights(tmp_path)[: SLOW_FROM + 1]  # the newest night is the first slow one
+    doc = history.build(paths, tmp_path / "tables")
+    verdicts = pl.read_csv(tmp_path / "tables" / "verdicts.csv")
+    by_cell = dict(verdicts.select("cell_id", "verdict").rows())
+    assert by_cell == {CELLS[0]: regress.REGRESSION, CELLS[1]: regress.NO_CHANGE,
+                       CELLS[2]: regress.NO_CHANGE}  # fmt: skip
+    [line] = [f for f in doc["findings"] if f.startswith(f"{CELLS[0]}: regression")]
+    assert "from 2.0.4 to 2.0.5" in line
+
+
+def test_bad_input_names_the_file(tmp_path: Path) -> None:
+    paths = _nights(tmp_path)
+    (paths[1] / "runs.parquet").unlink()
+    with pytest.raises(history.HistoryError, match=r"night-2/runs\.parquet: missing"):
+        history.build(paths, tmp_path / "tables")
+    with pytest.raises(history.HistoryError, match="at least two nights"):
+        history.build(paths[:1], tmp_path / "tables")
+    with pytest.raises(history.HistoryError, match="no column 'server_cpu_cores'"):
+        history.build([paths[0], paths[2]], tmp_path / "tables", metric="server_cpu_cores")
+
+
+def test_history_report_renders_self_contained(tmp_path: Path) -> None:
+    if shutil.which("Rscript") is None:
+        pytest.skip("R is not installed")
+    tables = tmp_path / "tables"
+    doc = history.build(_nights(tmp_path), tables)
+    out = tmp_path / "index.html"
+    render.render({"results": str(tables)}, out, source=history.SOURCE)
+    page = out.read_text()
+    assert rc.external_references(page) == []
+    assert len(rc.figures(page)) == 1
+    words = rc.text(page)
+    for line in doc["findings"]:
+        assert line in words, line
+    rows = rc.tables(page)["newest-night-against-the-one-before"]
+    assert len(rows) == 1 + len(CELLS)
+    json.dumps(doc)  # the findings document is plain JSON
