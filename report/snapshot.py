@@ -38,6 +38,7 @@ def _chromium(html: Path, *flags: str) -> None:
     with tempfile.TemporaryDirectory(prefix="netstick-chromium-") as profile:
         argv = [
             browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--disable-dev-shm-usage",  # containers often have a small /dev/shm
             "--no-first-run", f"--user-data-dir={profile}", *flags, html.resolve().as_uri(),
         ]  # fmt: skip
         done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
