@@ -50,6 +50,7 @@ class Figure:
     files: list[str] = field(default_factory=list)
     caption: str = ""
     runs: int = 0
+    panels: int = 1  # distinct panels: the report lays out and sizes the figure by it
 
 
 def _level_pct(cells: pl.DataFrame) -> int:
@@ -187,6 +188,7 @@ def _by_players(
     )
     fig.files = [_write(runs, out, f"{fig.id}.runs.csv"), _write(cell, out, f"{fig.id}.cells.csv")]
     fig.runs = ok.height
+    fig.panels = max(1, cell["panel"].n_unique())
     with_ci = cell.filter(pl.col("ci_low").is_not_null()).height
     fig.caption = (
         f"{what} against players, per transport. Points: each run's value; line: the median "

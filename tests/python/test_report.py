@@ -52,6 +52,8 @@ def _manifest(results: Path) -> dict[str, dict]:
 def test_synthetic_campaign_has_every_figure_type(synthetic: dict[str, Path]) -> None:
     figs = _manifest(synthetic["results"])
     assert list(figs) == FIGURE_IDS
+    # idle and active are the only contexts with several player counts: two panels
+    assert figs["rtt-players"]["panels"] == 2
     for fid, f in figs.items():
         assert f["expected"], (fid, f["reason"])
         assert f["caption"] and f["runs"] > 0, fid
