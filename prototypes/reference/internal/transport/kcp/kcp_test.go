@@ -507,3 +507,56 @@ func TestCloseReleasesBlockedSend(t *testing.T) {
 		t.Fatal("blocked send not released by Close")
 	}
 }
+
+// Sessions kcp-go queued for Accept when the listener closes are closed too: kcp-go makes a
+// session for every datagram from an address it has no session for (a player's last packets
+// after its session ended, or strangers) and never closes the ones still queued at Close, each
+// holding a goroutine. Datagrams from many addresses arrive while the listener closes.
+func TestCloseWhileSessionsQueue(t *testing.T) {
+	base := runtime.NumGoroutine()
+	ln, err := mk(t, nil).Listen("127.0.0.1:0", &events{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kcpish := make([]byte, 24+4)
+	kcpish[4] = 81 // IKCP_CMD_PUSH
+	kcpish[20] = 4
+	copy(kcpish[24:], "\x13\x00\x00\x00")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ { // bounded: each datagram from a fresh address
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.Dial("udp", ln.Addr())
+				if err != nil {
+					return
+				}
+				_, _ = c.Write(kcpish)
+				_ = c.Close()
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("%d goroutines 30 s after Close, %d before; stacks:\n%s",
+				runtime.NumGoroutine(), base, buf[:n])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,7 +1,9 @@
 package kcp
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -100,6 +102,41 @@ func (l *listener) handshake(c *conn) {
 	c.serve(r)
 }
 
+// drainAccepts bounds: after the listener closed, kcp-go's Accept returns a queued session or
+// a closed error at random, so it is asked until it said "closed" drainMisses times in a row (a
+// queued session is then missed with odds below 2^-37); drainWait bounds the wait for kcp-go's
+// reader to finish the batch of datagrams it was handling when the socket closed.
+const (
+	drainMisses = 64
+	drainWait   = 2 * time.Second
+)
+
+// drainAccepts closes the sessions kcp-go made but nobody accepted. kcp-go makes a session for
+// every datagram from an address without one (a player's last packets after its session ended,
+// strangers), keeps making them from the rest of its current batch of up to 256 datagrams after
+// the socket closed, and never closes the ones left in its accept queue, each holding a
+// goroutine and buffers. Its reader has finished once Accept reports the socket's read error
+// instead of the listener's closed error.
+func (l *listener) drainAccepts() {
+	deadline := time.Now().Add(drainWait)
+	readerDone := false
+	for misses := 0; misses < drainMisses; {
+		sess, err := l.kl.AcceptKCP()
+		switch {
+		case err == nil:
+			misses = 0
+			_ = sess.Close()
+		case !errors.Is(err, io.ErrClosedPipe):
+			readerDone = true
+			misses++
+		case readerDone || time.Now().After(deadline):
+			misses++
+		default:
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 func (l *listener) forget(c *conn) {
 	l.mu.Lock()
 	delete(l.conns, c)
@@ -166,6 +203,7 @@ func (l *listener) Close() error {
 	}
 	err := l.kl.Close()
 	<-l.acceptDone
+	l.drainAccepts()
 	close(l.stopSweep)
 	<-l.sweepDone
 	if err != nil {
