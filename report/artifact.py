@@ -21,7 +21,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from workflow import provenance, records
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACT_SCHEMA = 1
@@ -114,14 +115,9 @@ SPDX_HINTS = (
 
 
 def _run(argv: Sequence[str], cwd: Path | None = None) -> str | None:
-    """stdout of a command, or None when it is missing, fails or exceeds TOOL_TIMEOUT_S."""
-    try:
-        done = subprocess.run(
-            list(argv), cwd=cwd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=True
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout
+    """stdout of a command (unstripped: `git status --porcelain` lines start with a space), or
+    None when it is missing, fails or exceeds TOOL_TIMEOUT_S."""
+    return provenance.run_tool(argv, cwd, timeout_s=TOOL_TIMEOUT_S, strip=False)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -947,10 +943,7 @@ def collect(results: Path, raw: Path, repo: Path) -> dict[str, Any]:
 
 
 def write(doc: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    os.replace(tmp, out)
+    records.write_text(out, json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from report import render
+from workflow import records
 
 TARGET_S = 60.0
 TARGET_BYTES = 10 * 10**6
@@ -109,10 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             },
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = args.out.with_name(f".{args.out.name}.tmp-{os.getpid()}")
-    tmp_out.write_text(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp_out, args.out)
+    records.write_text(args.out, json.dumps(doc, indent=2) + "\n")
     print(
         f"report of {args.results.name} ({doc['engine']}): {med['total_s']:.1f} s "
         f"(HTML alone {med['render_html_only_s']:.1f} s), HTML {med['html_bytes'] / 1e6:.2f} MB, "

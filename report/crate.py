@@ -33,6 +33,7 @@ from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
 from report.artifact import sha256_of
+from workflow import records
 
 REPORT = "index.html"
 MANIFEST = "raw-manifest.tsv"
@@ -70,12 +71,6 @@ def _warn(msg: str) -> None:
     print(f"crate: warning: {msg}", file=sys.stderr)
 
 
-def _copy_atomic(src: Path, dest: Path) -> None:
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
-
-
 def raw_manifest(raw: Path, out: Path) -> int:
     """Write out (TSV: path, bytes, sha256 of every file under raw, sorted); return the count."""
     rows = []
@@ -92,11 +87,8 @@ def raw_manifest(raw: Path, out: Path) -> int:
             except OSError:  # removed while walking (a campaign still running writes here)
                 continue
     rows.sort()
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    with tmp.open("w", newline="") as f:
-        f.write("path\tbytes\tsha256\n")
-        f.writelines(f"{p}\t{n}\t{h}\n" for p, n, h in rows)
-    os.replace(tmp, out)
+    text = "path\tbytes\tsha256\n" + "".join(f"{p}\t{n}\t{h}\n" for p, n, h in rows)
+    records.write_text(out, text)
     return len(rows)
 
 
@@ -149,7 +141,7 @@ def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, A
     for name, src in [(n, results / n) for n in RESULT_TABLES] + [(n, raw / n) for n in RAW_FILES]:
         dest = data / name
         if src.is_file():
-            _copy_atomic(src, dest)
+            records.replace_atomically(dest, lambda tmp, src=src: shutil.copyfile(src, tmp))
             copied.append((dest, DESCRIPTIONS[name]))
         else:
             # A copy left by an earlier run would describe other results: remove it.

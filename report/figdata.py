@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -22,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from stats import analyse, regress
+from stats import analyse, regress, timeseries
+from workflow import records
 
 # How each metric is shown: the facet label with its unit, and the divisor from the stored unit
 # (µs, bytes) to the shown one.
@@ -115,9 +115,7 @@ def _display(df: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
 
 
 def _write(df: pl.DataFrame, out: Path, name: str) -> str:
-    tmp = out / f".{name}.tmp-{os.getpid()}"
-    df.write_csv(tmp)
-    os.replace(tmp, out / name)
+    records.replace_atomically(out / name, df.write_csv)
     return name
 
 
@@ -326,12 +324,15 @@ def _envmod_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
     if env.height == 0:
         fig.reason = "no environment-modification (envmod) workload in this campaign"
         return fig
-    fig.expected = True
     metrics = ["rtt_net_p50_us", "server_tx_bytes_per_s"]
     keys = ["cell_id", "run_id", "transport", "prototype", "players"]
     data = series.filter(pl.col("metric").is_in(metrics)).join(
         env.select(keys), on=["cell_id", "run_id"]
     )
+    if data.height == 0:
+        fig.reason = "no per-second series for the environment-modification runs"
+        return fig
+    fig.expected = True
     data = _display(_series(data), ("value",))
     # The band: median and range over the runs of a transport, per second.
     band = (
@@ -465,7 +466,9 @@ def shape(results: Path) -> list[Figure]:
     runs = pl.read_parquet(results / "runs.parquet")
     cells = pl.read_parquet(results / "cells.parquet")
     ts_path = results / "timeseries.parquet"
-    series = pl.read_parquet(ts_path) if ts_path.is_file() else pl.DataFrame()
+    series = (
+        pl.read_parquet(ts_path) if ts_path.is_file() else pl.DataFrame(schema=timeseries.SCHEMA)
+    )
     ok = runs.filter(pl.col("status") == "ok")
     figs: list[Figure] = []
     by_players = (
@@ -489,24 +492,14 @@ def shape(results: Path) -> list[Figure]:
             fig = _by_players(fig, ok, cells, have, out, what)
         figs.append(fig)
     figs.append(_idle_active(ok, cells, out))
-    figs.append(
-        _rtt_time(ok, series, out)
-        if series.height
-        else Figure("rtt-time", "RTT variation over time", False, "no per-second series")
-    )
+    figs.append(_rtt_time(ok, series, out))
     figs.append(_world_size(ok, cells, out))
-    figs.append(
-        _envmod_time(ok, series, out)
-        if series.height
-        else Figure("envmod-time", "Environment modification", False, "no per-second series")
-    )
+    figs.append(_envmod_time(ok, series, out))
     figs.append(_profiles(ok, cells, out))
     figs.append(_versions(ok, cells, out))
     _write(warmup_table(ok), out, "warmup.csv")
     doc = {"figures": [asdict(f) for f in figs]}
-    tmp = out / f".manifest.json.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp, out / "manifest.json")
+    records.write_text(out / "manifest.json", json.dumps(doc, indent=2) + "\n")
     return figs
 
 

@@ -18,7 +18,6 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import polars as pl
 
 from report import render
 from stats import intervals, regress
+from workflow import records
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "history.qmd"
@@ -144,12 +144,6 @@ def findings(
     return out
 
 
-def _write_csv(df: pl.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    df.write_csv(tmp)
-    os.replace(tmp, path)
-
-
 def build(
     paths: Sequence[Path], tables: Path, metric: str = "rtt_net_p50_us", min_effect: float = 0.05
 ) -> dict[str, Any]:
@@ -158,9 +152,8 @@ def build(
     nights = load(paths)
     trend = trends(nights, metric)
     verdict = verdicts(nights, metric, min_effect)
-    tables.mkdir(parents=True, exist_ok=True)
-    _write_csv(trend, tables / "trends.csv")
-    _write_csv(verdict, tables / "verdicts.csv")
+    records.replace_atomically(tables / "trends.csv", trend.write_csv)
+    records.replace_atomically(tables / "verdicts.csv", verdict.write_csv)
     doc = {
         "metric": metric,
         "min_effect": min_effect,
@@ -169,9 +162,7 @@ def build(
         "sources": [p.name for p in paths],
         "findings": findings(trend, verdict, metric, min_effect),
     }
-    tmp = tables / f".history.json.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp, tables / "history.json")
+    records.write_text(tables / "history.json", json.dumps(doc, indent=2) + "\n")
     return doc
 
 

@@ -35,11 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -53,6 +52,7 @@ from stats.importers import ImportResult, write_tables
 from stats.importers.netcelerity import SOURCE, import_dir
 from stats.scaling import crossing, first_crossing, fit, percentile_bounds
 from stats.warmup import NET_CELERITY_CUT_S, mser5, per_second
+from workflow import records
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -1098,26 +1098,17 @@ def shape(
 # -- writing -------------------------------------------------------------------------------------
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_shaped(shaped: Shaped, out_dir: Path) -> list[Path]:
     """Each table as <name>.csv and the findings as findings.json in out_dir, atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, table in shaped.tables.items():
         path = out_dir / f"{name}.csv"
-        _atomic(path, lambda p, t=table: t.write_csv(p, float_precision=6))
+        records.replace_atomically(path, lambda p, t=table: t.write_csv(p, float_precision=6))
         written.append(path)
     path = out_dir / "findings.json"
     text = json.dumps(shaped.findings, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+    records.replace_atomically(path, lambda p: p.write_text(text, encoding="utf-8"))
     written.append(path)
     return written
 

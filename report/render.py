@@ -14,12 +14,13 @@ and two renders do not collide; outputs are moved into place atomically.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from workflow import records
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "campaign.qmd"
@@ -61,10 +62,7 @@ def _run(argv: list[str], cwd: Path, what: str, env: dict[str, str] | None = Non
 def _place(built: Path, out: Path) -> None:
     if not built.is_file():
         raise RenderError(f"the renderer reported success but wrote no {built.name}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.copy(built, tmp_out)
-    os.replace(tmp_out, out)
+    records.replace_atomically(out, lambda tmp: shutil.copy(built, tmp))
 
 
 def _pandoc3() -> str:

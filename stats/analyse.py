@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from stats import compare, intervals, scaling
+from workflow import records
 
 METRICS = (
     ("rtt_net_p50_us", "RTT p50", "µs"),
@@ -246,7 +246,8 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
         for r in sig.iter_rows(named=True):
             if r["ci_low"] <= 1.0 <= r["ci_high"]:
                 continue
-            where = f" ({params_label(r['params'])})" if params_label(r.get("params")) else ""
+            label = params_label(r.get("params"))
+            where = f" ({label})" if label else ""
             out.append(
                 {
                     "kind": "comparison",
@@ -308,11 +309,8 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
 
 
 def _write(df: pl.DataFrame, out_dir: Path, name: str) -> None:
-    for suffix, write in ((".parquet", df.write_parquet), (".csv", df.write_csv)):
-        final = out_dir / f"{name}{suffix}"
-        tmp = out_dir / f".{name}{suffix}.tmp-{os.getpid()}"
-        write(tmp)
-        os.replace(tmp, final)
+    records.replace_atomically(out_dir / f"{name}.parquet", df.write_parquet)
+    records.replace_atomically(out_dir / f"{name}.csv", df.write_csv)
 
 
 def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
@@ -330,9 +328,7 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
         "seed": seed,
         "findings": findings(runs, cell_table, comps),
     }
-    tmp = results / f".findings.json.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")
-    os.replace(tmp, results / "findings.json")
+    records.write_text(results / "findings.json", json.dumps(doc, indent=2, allow_nan=False) + "\n")
     return doc
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from workflow import records
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,5 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             f"[{c.get('ci_low')}, {c.get('ci_high')}]"
         )
     if args.out is not None:
-        tmp = args.out.with_name(f".{args.out.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-        os.replace(tmp, args.out)
+        records.write_text(args.out, json.dumps(doc, indent=2, default=str) + "\n")
     return 1 if any(c.get("verdict") == "regression" for c in doc["cells"]) else 0

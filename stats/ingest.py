@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from stats import runs_table, timeseries, warmup
+from workflow import records
 from workflow.records import read_json
 from workflow.schema import RTT_COLUMNS
 
@@ -183,7 +184,7 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
         _write_parquet(empty, out_dir / "samples.parquet")
     runs = pl.DataFrame(rows, infer_schema_length=None)
     _write_parquet(runs, out_dir / "runs.parquet")
-    _write_csv(runs, out_dir / "runs.csv")
+    records.replace_atomically(out_dir / "runs.csv", runs.write_csv)
     per_s = pl.concat(series) if series else pl.DataFrame(schema=timeseries.SCHEMA)
     _write_parquet(per_s, out_dir / "timeseries.parquet")
     doc = {
@@ -194,22 +195,12 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
         "bad_rows": report.bad_rows,
         "bad_files": report.bad_files,
     }
-    tmp_json = out_dir / f".ingest.json.tmp-{os.getpid()}"
-    tmp_json.write_text(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp_json, out_dir / "ingest.json")
+    records.write_text(out_dir / "ingest.json", json.dumps(doc, indent=2) + "\n")
     return report
 
 
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    df.write_parquet(tmp, compression="zstd")
-    os.replace(tmp, path)
-
-
-def _write_csv(df: pl.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    df.write_csv(tmp)
-    os.replace(tmp, path)
+    records.replace_atomically(path, lambda tmp: df.write_parquet(tmp, compression="zstd"))
 
 
 def summarise(samples: Path | str, threads: int = 2) -> pl.DataFrame:

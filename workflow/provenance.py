@@ -8,22 +8,29 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 
-def _run(argv: list[str], cwd: Path | None = None) -> str | None:
+def run_tool(
+    argv: Sequence[str], cwd: Path | None = None, timeout_s: float = 10, strip: bool = True
+) -> str | None:
+    """stdout of a command, or None when it is missing, fails or exceeds timeout_s (a version
+    or state that cannot be read is recorded as unknown, never a crash)."""
     try:
-        out = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=10, check=True)
+        out = subprocess.run(
+            list(argv), cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=True
+        )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip()
+    return out.stdout.strip() if strip else out.stdout
 
 
 def git_commit(repo: Path) -> dict[str, Any]:
     """HEAD commit and whether the work tree had uncommitted changes."""
-    commit = _run(["git", "rev-parse", "HEAD"], repo)
-    status = _run(["git", "status", "--porcelain"], repo)
+    commit = run_tool(["git", "rev-parse", "HEAD"], repo)
+    status = run_tool(["git", "status", "--porcelain"], repo)
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
@@ -34,10 +41,10 @@ def go_version(binary: Path | None = None) -> str | None:
         return None
     if binary is not None and binary.is_file():
         # First line of `go version -m BIN` is "BIN: go1.x.y".
-        info = _run([go, "version", binary.as_posix()])
+        info = run_tool([go, "version", binary.as_posix()])
         if info:
             return info.split(": ", 1)[-1].splitlines()[0]
-    return _run([go, "version"])
+    return run_tool([go, "version"])
 
 
 def cpu_model() -> str | None:

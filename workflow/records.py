@@ -22,7 +22,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,12 +45,27 @@ def record_path(name: str, cell_id: str, run_id: str, raw: Path = RAW) -> Path:
     return raw / name / cell_id / f"{run_id}.json"
 
 
-def write_json(path: Path, doc: dict[str, Any]) -> None:
-    """Write atomically: a reader (or a resumed campaign) sees the old file or the new one."""
+def replace_atomically(path: Path, write: Callable[[Path], object]) -> Path:
+    """Call write(tmp) on a temporary file beside path, then rename it over path: a reader (or a
+    resumed campaign) sees the old file or the new one, never half of one. A failed write leaves
+    no temporary file behind. Every stage writes its files through this."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_text(path: Path, text: str) -> Path:
+    return replace_atomically(path, lambda tmp: tmp.write_text(text))
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Write a run record (sorted keys) atomically."""
+    write_text(path, json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy.typing as npt
 import polars as pl
 
 from stats.summary import percentiles
+from workflow import records
 from workflow.cell import derive_cell_id
 
 # -- table shapes (the statistics stage's spec) -------------------------------------------------
@@ -286,14 +286,7 @@ def write_tables(result: ImportResult, out_dir: Path) -> list[Path]:
         ("runs", result.runs),
         ("resources", result.resources),
     ):
-        path = out_dir / f"{name}.parquet"
-        tmp = out_dir / f".{name}.parquet.tmp-{os.getpid()}"
-        try:
-            table.write_parquet(tmp)
-            os.replace(tmp, path)  # readers see the old file or the new one, never half of one
-        finally:
-            tmp.unlink(missing_ok=True)
-        written.append(path)
+        written.append(records.replace_atomically(out_dir / f"{name}.parquet", table.write_parquet))
     return written
 
 
