@@ -1,18 +1,16 @@
 """One row per planned run of a campaign: what was measured, and what failed or never ran.
 
 Reads data/raw/<campaign>/plan.json, each run's record and, for ok runs, its logs, monitor CSV
-and meta.json; writes data/results/<campaign>/runs.csv. Every planned run gets a row, so a
-failed or missing run can never silently drop out of a table (status says which it is).
+and meta.json (stats.ingest writes the rows as runs.parquet and runs.csv). Every planned run
+gets a row, so a failed or missing run can never silently drop out of a table (status says
+which it is).
 A run directory that cannot be read gives a row with status ok and a read_error, not a crash.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +19,6 @@ from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from workflow.logs import read_rtt_logs, read_ticks_csv
 from workflow.records import read_json
-
-COLUMNS = (
-    "campaign", "cell_id", "run_id", "block", "run_order", "seed", "prototype",
-    "library_version", "transport", "transport_options", "players", "workload", "params",
-    "network_profile", "duration_s", "status", "reason", "failed_attempts", "read_error",
-    "rtt_net_p50_us", "rtt_net_p95_us", "rtt_net_p99_us", "rtt_net_samples",
-    "rtt_app_p50_us", "rtt_app_p95_us", "rtt_app_p99_us",
-    "rtt_lib_p50_us", "rtt_lib_p95_us", "rtt_lib_p99_us",
-    "send_late_p99_us", "server_cpu_cores", "client_cpu_cores", "server_rss_bytes",
-    "server_rx_bytes_per_s", "server_tx_bytes_per_s", "players_connected_max",
-    "isolation", "overhead_s", "host", "slurm_job_id",
-)  # fmt: skip
 
 
 def _samples(path: Path) -> list[Sample]:
@@ -49,6 +35,17 @@ def _samples(path: Path) -> list[Sample]:
             )
             for r in csv.DictReader(f)
         ]
+
+
+def read_monitor(run: Path) -> list[Sample]:
+    """The run's sampler rows: monitor.csv, where under SLURM each process sampled on its own
+    node (monitor-<name>.csv) replaces that process's rows (the local monitor.csv then sees
+    only the srun launcher)."""
+    samples = _samples(run / "monitor.csv")
+    for node_csv in sorted(run.glob("monitor-*.csv")):
+        name = node_csv.stem.removeprefix("monitor-")
+        samples = [x for x in samples if x.proc != name] + _samples(node_csv)
+    return samples
 
 
 def measure(run: Path) -> dict[str, Any]:
@@ -70,12 +67,7 @@ def measure(run: Path) -> dict[str, Any]:
             if s.send_late_us is not None:
                 row["send_late_p99_us"] = round(s.send_late_us.p99, 1)
     if (run / "monitor.csv").is_file():
-        samples = _samples(run / "monitor.csv")
-        # Under SLURM each process is sampled on its own node (monitor-<name>.csv); the local
-        # monitor.csv then sees only the srun launcher, so the node's rows replace its rows.
-        for node_csv in sorted(run.glob("monitor-*.csv")):
-            name = node_csv.stem.removeprefix("monitor-")
-            samples = [x for x in samples if x.proc != name] + _samples(node_csv)
+        samples = read_monitor(run)
         clients = sorted({s.proc for s in samples if s.proc.startswith("client")})
         server = mean_cpu_cores(samples, "server", ws, we)
         row["server_cpu_cores"] = None if server is None else round(server, 4)
@@ -141,30 +133,3 @@ def rows(raw_campaign: Path) -> list[dict[str, Any]]:
                 row["read_error"] = f"{type(exc).__name__}: {exc}"
         out.append(row)
     return out
-
-
-def write(raw_campaign: Path, out_csv: Path) -> int:
-    table = rows(raw_campaign)
-    out_csv.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_csv.with_name(f".{out_csv.name}.tmp-{os.getpid()}")
-    with tmp.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        for row in table:
-            w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS})
-    os.replace(tmp, out_csv)
-    return len(table)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m stats.runs_table", description=__doc__)
-    ap.add_argument("raw_campaign", type=Path, help="data/raw/<campaign>")
-    ap.add_argument("--out", type=Path, required=True, help="runs.csv to write")
-    args = ap.parse_args(argv)
-    n = write(args.raw_campaign, args.out)
-    print(f"{n} runs -> {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from stats import runs_table
+
 SCHEMA: dict[str, pl.DataType] = {
     "campaign": pl.String(),
     "cell_id": pl.String(),
@@ -33,6 +35,12 @@ SCHEMA: dict[str, pl.DataType] = {
     "t_s": pl.Float64(),
     "metric": pl.String(),
     "value": pl.Float64(),
+}
+MONITOR_COLUMNS = {
+    "t_unix_ns": pl.Int64,
+    "proc": pl.String,
+    "cpu_cores": pl.Float64,
+    "rss_bytes": pl.Int64,
 }
 NET_COLUMNS = {"t_unix_ns": pl.Int64, "rx_bytes": pl.Int64, "tx_bytes": pl.Int64}
 SERVER_IFACE_SUFFIX = "-s0"  # the server namespace's end of its veth pair (harness naming)
@@ -114,23 +122,16 @@ def traffic_per_second(net: pl.DataFrame, window_start_ns: int) -> pl.DataFrame:
 
 
 def _read_monitor(run: Path) -> pl.DataFrame:
-    """monitor.csv, with each SLURM node's monitor-<proc>.csv replacing that process's rows
-    (under SLURM the local sampler sees only the srun launcher)."""
-    cols = {
-        "t_unix_ns": pl.Int64,
-        "proc": pl.String,
-        "cpu_cores": pl.Float64,
-        "rss_bytes": pl.Int64,
-    }
-
-    def read(path: Path) -> pl.DataFrame:
-        return pl.read_csv(path, columns=list(cols), schema_overrides=cols)
-
-    frame = read(run / "monitor.csv")
-    for node_csv in sorted(run.glob("monitor-*.csv")):
-        name = node_csv.stem.removeprefix("monitor-")
-        frame = pl.concat([frame.filter(pl.col("proc") != name), read(node_csv)])
-    return frame
+    samples = runs_table.read_monitor(run)
+    return pl.DataFrame(
+        {
+            "t_unix_ns": [x.t_unix_ns for x in samples],
+            "proc": [x.proc for x in samples],
+            "cpu_cores": [x.cpu_cores for x in samples],
+            "rss_bytes": [x.rss_bytes for x in samples],
+        },
+        schema=MONITOR_COLUMNS,
+    )
 
 
 def run_series(
@@ -146,7 +147,7 @@ def run_series(
         if (run / "monitor.csv").is_file():
             try:
                 parts.append(server_per_second(_read_monitor(run), int(start)))
-            except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            except (pl.exceptions.PolarsError, OSError, ValueError, KeyError) as exc:
                 unread[str(run / "monitor.csv")] = f"{type(exc).__name__}: {exc}"
         if (run / "net.csv").is_file():
             try:
