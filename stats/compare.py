@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -218,24 +219,34 @@ def _valid_p(pvalues: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArr
     return p, ok
 
 
+def _adjusted(
+    pvalues: npt.ArrayLike,
+    step: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]],
+) -> npt.NDArray[np.float64]:
+    """Apply a multiple-testing step to the valid p-values sorted ascending and put the
+    adjusted values back in input order; invalid entries stay NaN and do not count in m."""
+    p, ok = _valid_p(pvalues)
+    out = np.full(p.shape, np.nan)
+    v = p[ok]
+    if v.size == 0:
+        return out
+    order = np.argsort(v, kind="stable")
+    res = np.empty(v.size)
+    res[order] = step(v[order])
+    out[ok] = res
+    return out
+
+
 def holm(pvalues: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Holm (1979) step-down adjusted p-values (controls the family-wise error rate).
 
     adj_(i) = max over k <= i of min(1, (m - k + 1) p_(k)) for sorted p. NaN or out-of-[0, 1]
     entries are not tests: they stay NaN and do not count in m. Same order as the input.
     """
-    p, ok = _valid_p(pvalues)
-    out = np.full(p.shape, np.nan)
-    v = p[ok]
-    m = v.size
-    if m == 0:
-        return out
-    order = np.argsort(v, kind="stable")
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * v[order]))
-    res = np.empty(m)
-    res[order] = adj
-    out[ok] = res
-    return out
+    return _adjusted(
+        pvalues,
+        lambda s: np.minimum(1.0, np.maximum.accumulate((s.size - np.arange(s.size)) * s)),
+    )
 
 
 def benjamini_hochberg(pvalues: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -245,16 +256,9 @@ def benjamini_hochberg(pvalues: npt.ArrayLike) -> npt.NDArray[np.float64]:
     adj_(i) = min over k >= i of min(1, m p_(k) / k) for sorted p. NaN or out-of-[0, 1] entries
     stay NaN and do not count in m. Same order as the input.
     """
-    p, ok = _valid_p(pvalues)
-    out = np.full(p.shape, np.nan)
-    v = p[ok]
-    m = v.size
-    if m == 0:
-        return out
-    order = np.argsort(v, kind="stable")
-    scaled = v[order] * m / np.arange(1, m + 1)
-    adj = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    res = np.empty(m)
-    res[order] = adj
-    out[ok] = res
-    return out
+    return _adjusted(
+        pvalues,
+        lambda s: np.minimum(
+            1.0, np.minimum.accumulate((s * s.size / np.arange(1, s.size + 1))[::-1])[::-1]
+        ),
+    )

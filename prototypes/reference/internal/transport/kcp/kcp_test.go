@@ -438,8 +438,14 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		return n == 10
 	})
-	// A leak never ends; under the race detector on a loaded 2-core machine teardown once took
-	// over 10 s. On failure the stacks say what is left.
+	waitGoroutines(t, base)
+}
+
+// waitGoroutines fails unless the goroutine count falls back to base. A leak never ends; under
+// the race detector on a loaded 2-core machine teardown once took over 10 s, so it waits 30 s.
+// On failure the stacks say what is left.
+func waitGoroutines(t *testing.T, base int) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > base {
 		if time.Now().After(deadline) {
@@ -549,14 +555,5 @@ func TestCloseWhileSessionsQueue(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	deadline := time.Now().Add(30 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines 30 s after Close, %d before; stacks:\n%s",
-				runtime.NumGoroutine(), base, buf[:n])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitGoroutines(t, base)
 }
