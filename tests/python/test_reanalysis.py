@@ -19,6 +19,7 @@ import pytest
 
 from report import reanalysis as rea
 from report.render import render
+from stats import blockboot
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "external" / "net-celerity"
@@ -84,21 +85,21 @@ def test_histogram_bins_hold_equal_numbers_of_printable_values() -> None:
 
 def test_block_indices_are_blocks_of_consecutive_positions() -> None:
     rng = np.random.default_rng(0)
-    idx = rea.block_indices(23, 5, 50, rng)
+    idx = blockboot.block_indices(23, 5, 50, rng)
     assert idx.shape == (50, 23)
     assert idx.min() >= 0 and idx.max() <= 22
     blocks = idx[:, :20].reshape(50, 4, 5)  # the first four whole blocks of each resample
     assert np.all(np.diff(blocks, axis=2) == 1)
-    assert rea.block_indices(3, 10, 4, rng).shape == (4, 3)  # block longer than the series
+    assert blockboot.block_indices(3, 10, 4, rng).shape == (4, 3)  # block longer than the series
 
 
 def test_choose_block_white_noise_and_a_trend() -> None:
     rng = np.random.default_rng(3)
     noise = rng.normal(size=120)
-    block, note = rea.choose_block(noise)
+    block, note = blockboot.choose_block(noise)
     assert block == math.ceil(120 ** (1 / 3)) and note is None
     trend = np.arange(120) + rng.normal(size=120)  # correlated over most of the series
-    block, note = rea.choose_block(trend)
+    block, note = blockboot.choose_block(trend)
     assert block == 30 and note is not None and "too narrow" in note
 
 
@@ -115,21 +116,21 @@ def _synthetic_run(rng: np.random.Generator, seconds: int, per_second: int) -> t
 def test_block_bootstrap_quantile_equals_direct_computation() -> None:
     rng = np.random.default_rng(7)
     t, v = _synthetic_run(rng, 60, 7)
-    got = rea.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
+    got = blockboot.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
     window = v[(t >= 0) & (t < 60)]
     assert got.estimate == np.percentile(window, 50)
     assert got.low <= got.estimate <= got.high
     assert got.steps == 60 and got.block == 4 and got.draws.shape == (200,)
     # The same resamples by brute force: the pooled samples of the drawn seconds.
     sec = np.floor(t).astype(int)
-    idx = rea.block_indices(60, 4, 200, np.random.default_rng(11))
+    idx = blockboot.block_indices(60, 4, 200, np.random.default_rng(11))
     for b in (0, 1, 99, 199):
         pooled = np.concatenate([v[(sec == s) & (t >= 0)] for s in idx[b]])
         assert got.draws[b] == pytest.approx(np.percentile(pooled, 50), abs=1e-12)
-    p95 = rea.block_bootstrap_quantile(t, v, 0.95, 0, 60, n_resamples=200, seed=11, block=4)
+    p95 = blockboot.block_bootstrap_quantile(t, v, 0.95, 0, 60, n_resamples=200, seed=11, block=4)
     pooled = np.concatenate([v[(sec == s) & (t >= 0)] for s in idx[5]])
     assert p95.draws[5] == pytest.approx(np.percentile(pooled, 95), abs=1e-12)
-    again = rea.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
+    again = blockboot.block_bootstrap_quantile(t, v, 0.5, 0, 60, n_resamples=200, seed=11, block=4)
     assert np.array_equal(again.draws, got.draws)  # seeded
 
 
@@ -138,19 +139,19 @@ def test_block_bootstrap_interval_widens_with_autocorrelation() -> None:
     # bootstrap (block 1) of the same samples would give.
     rng = np.random.default_rng(5)
     t, v = _synthetic_run(rng, 120, 10)
-    iid = rea.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500, block=1)
-    blocked = rea.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500)
+    iid = blockboot.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500, block=1)
+    blocked = blockboot.block_bootstrap_quantile(t, v, 0.5, 0, 120, n_resamples=500)
     assert blocked.block > 1
     assert blocked.high - blocked.low > 1.3 * (iid.high - iid.low)
 
 
 def test_block_bootstrap_without_samples_says_so() -> None:
-    got = rea.block_bootstrap_quantile([-5.0, -1.0], [10.0, 11.0], 0.5, 0, 120)
+    got = blockboot.block_bootstrap_quantile([-5.0, -1.0], [10.0, 11.0], 0.5, 0, 120)
     assert math.isnan(got.estimate) and got.note and "no samples" in got.note
 
 
 def test_block_bootstrap_mean_of_a_constant_series() -> None:
-    got = rea.block_bootstrap_mean(np.full(100, 2.5), n_resamples=100)
+    got = blockboot.block_bootstrap_mean(np.full(100, 2.5), n_resamples=100)
     assert got.estimate == got.low == got.high == 2.5
 
 
