@@ -48,8 +48,13 @@ ENUMERATE_MAX: Final = 2_000_000
 PIVOT_SAMPLE: Final = 20_000
 
 
-def _median_last(arr: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    return np.asarray(np.median(arr, axis=-1), dtype=np.float64)
+def _median_last(arr: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Median along the last axis without overflow: the two middle values are halved before
+    they are added (numpy adds first, which overflows for values near float's maximum)."""
+    x = np.sort(np.asarray(arr, dtype=np.float64), axis=-1)
+    n = x.shape[-1]
+    lo, hi = x[..., (n - 1) // 2], x[..., n // 2]
+    return np.asarray(lo / 2 + hi / 2, dtype=np.float64)
 
 
 def ratio_of_medians(
@@ -81,7 +86,7 @@ def ratio_of_medians(
 
     if na == 0 or nb == 0:
         return empty(math.nan, f"no values in {'a' if na == 0 else 'b'}")
-    ma, mb = float(np.median(xa)), float(np.median(xb))
+    ma, mb = float(_median_last(xa)), float(_median_last(xb))
     if ma == 0.0:
         return empty(math.nan, "median of a is 0: ratio undefined")
     with np.errstate(all="ignore"):

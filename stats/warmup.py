@@ -87,12 +87,15 @@ def _fill_gaps(series: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64]
 
 def _mser_curve(batches: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """MSER(d) for d = 0..k-1 (d batches dropped), vectorised with suffix sums."""
-    z = batches - batches.mean()
-    scale = np.abs(z).max()
-    if scale > 0:
-        # Centring and scaling do not move the argmin but keep the sums of squares exact and
-        # finite for any magnitude.
-        z = z / scale
+    # Scaling and centring do not move the argmin but keep the sums finite for any magnitude:
+    # scale first (a mean of values near float's maximum overflows), then centre, then scale
+    # the deviations to [-1, 1] so the sums of squares stay exact.
+    z = batches
+    for _ in range(2):
+        scale = np.abs(z).max()
+        if scale > 0:
+            z = z / scale
+        z = z - z.mean()
     count = np.arange(z.size, 0, -1, dtype=np.float64)
     s1 = np.cumsum(z[::-1])[::-1]
     s2 = np.cumsum((z * z)[::-1])[::-1]
@@ -129,7 +132,8 @@ def mser5(series: npt.ArrayLike, step_s: float | None = 1.0, batch_size: int = B
         )
         return cut(0, False, "; ".join([why, *notes]))
     # Trailing values that do not fill a batch are left out of the batches (White's MSER-5).
-    batches = core[: k * batch_size].reshape(k, batch_size).mean(axis=1)
+    with np.errstate(over="ignore"):  # an overflowing batch mean is caught just below
+        batches = core[: k * batch_size].reshape(k, batch_size).mean(axis=1)
     if not np.all(np.isfinite(batches)):
         return cut(0, False, "; ".join(["batch means overflow; no cut", *notes]))
     curve = _mser_curve(batches)
@@ -201,9 +205,10 @@ def per_second(
         else:
             got = np.array([float(stat(v[s : s + c])) for s, c in zip(starts, counts, strict=True)])
     occupied = bins[starts]
-    span = (occupied[-1] - occupied[0]) + 1
-    if not math.isfinite(span) or span > MAX_BINS:
-        return occupied * step_s, np.asarray(got, dtype=np.float64)
+    with np.errstate(all="ignore"):  # bins near float's ends: an infinite span is handled below
+        span = (occupied[-1] - occupied[0]) + 1
+        if not math.isfinite(span) or span > MAX_BINS:
+            return occupied * step_s, np.asarray(got, dtype=np.float64)
     offset = np.rint(occupied - occupied[0]).astype(np.int64)
     size = int(offset[-1]) + 1
     series = np.full(size, np.nan)
