@@ -26,7 +26,7 @@ setup:
 
 build: setup
 	cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
-	cd workflow/netemu && go build -trimpath -o bin/netemu .
+	cd workflow/harness/netemu && go build -trimpath -o bin/netemu .
 
 # The quick campaign (workflow/campaigns/quick.yaml) on this machine, ending with its report.
 # Resumes where it stopped; after a hard kill run `.venv/bin/snakemake --unlock` once.
@@ -49,13 +49,13 @@ test: build lint test-go fuzz test-python
 lint: setup
 	@cd $(REF) && test -z "$$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }
 	cd $(REF) && go vet ./...
-	cd workflow/netemu && test -z "$$(gofmt -l .)" && go vet ./...
+	cd workflow/harness/netemu && test -z "$$(gofmt -l .)" && go vet ./...
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...
-	cd workflow/netemu && go test -count=1 -timeout 300s ./...
+	cd workflow/harness/netemu && go test -count=1 -timeout 300s ./...
 
 # Bounded fuzzing of every decoder that reads from the network ($(FUZZ_EXECS) executions each).
 fuzz: setup
@@ -78,11 +78,11 @@ bench-campaign: build
 
 # 100 million synthetic RTT samples: Parquet + polars against pandas.read_csv (about 10 minutes).
 bench-stats: setup
-	$(PY) -m stats.bench_stats --out data/bench/stats.json
+	$(PY) -m workflow.cli.bench.stats --out data/bench/stats.json
 
 # Time and size of the quick campaign's report (figure data, metadata, HTML + PDF, RO-Crate).
 bench-report: run
-	$(PY) -m report.bench_report --results data/results/$(CAMPAIGN) --raw data/raw/$(CAMPAIGN) --out data/bench/report.json
+	$(PY) -m workflow.cli.bench.report --results data/results/$(CAMPAIGN) --raw data/raw/$(CAMPAIGN) --out data/bench/report.json
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache

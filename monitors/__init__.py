@@ -1,1 +1,1 @@
-"""Monitors: samplers that watch the processes and host of a run (DESIGN.md section 2)."""
+"""Monitors: samplers that watch the processes and host of a run, and their readers."""

@@ -29,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from workflow import provenance, records
+from workflow.campaign import records
+from workflow.harness import provenance
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACT_SCHEMA = 1
@@ -898,7 +899,7 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
             )
         ),
         "Workflow framework used?": (
-            f"Snakemake {sw['python']['packages'].get('snakemake')} (workflow/Snakefile) with "
+            f"Snakemake {sw['python']['packages'].get('snakemake')} (Snakefile) with "
             f"snakemake-executor-plugin-slurm "
             f"{sw['python']['packages'].get('snakemake-executor-plugin-slurm')} for SLURM"
         ),

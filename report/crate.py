@@ -33,7 +33,7 @@ from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
 from report.artifact import sha256_of
-from workflow import records
+from workflow.campaign import records
 
 REPORT = "index.html"
 MANIFEST = "raw-manifest.tsv"

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from stats import analyse, regress, timeseries
-from workflow import records
+from workflow.campaign import records
 
 # How each metric is shown: the facet label with its unit, and the divisor from the stored unit
 # (µs, bytes) to the shown one.

@@ -27,7 +27,7 @@ import polars as pl
 
 from report import render
 from stats import intervals, regress
-from workflow import records
+from workflow.campaign import records
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "history.qmd"

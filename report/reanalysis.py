@@ -53,7 +53,7 @@ from stats.importers import ImportResult, write_tables
 from stats.importers.netcelerity import SOURCE, import_dir
 from stats.scaling import crossing, first_crossing, fit, percentile_bounds
 from stats.warmup import NET_CELERITY_CUT_S, mser5, per_second
-from workflow import records
+from workflow.campaign import records
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from workflow import records
+from workflow.campaign import records
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "campaign.qmd"

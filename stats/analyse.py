@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from stats import compare, intervals, scaling
-from workflow import records
+from workflow.campaign import records
 
 METRICS = (
     ("rtt_net_p50_us", "RTT p50", "µs"),

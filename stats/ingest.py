@@ -30,10 +30,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from prototypes.contract.columns import RTT_COLUMNS
 from stats import runs_table, timeseries, warmup
-from workflow import records
-from workflow.records import read_json
-from workflow.schema import RTT_COLUMNS
+from workflow.campaign import records
+from workflow.campaign.records import read_json
 
 SAMPLE_SCHEMA = {
     "t_unix_ns": pl.Int64,

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from monitors.sampler import Sample
+from prototypes.contract.logs import read_rtt_logs, read_ticks_csv
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
-from workflow.logs import read_rtt_logs, read_ticks_csv
-from workflow.records import read_json
+from workflow.campaign.records import read_json
 
 
 def _samples(path: Path) -> list[Sample]:

@@ -1,1 +1,1 @@
-"""Workflow: running cells, checking logs against prototypes/CONTRACT.md, the netstick CLI."""
+"""Workflow: what to run (campaign/), how one run works (harness/), the netstick CLI (cli/)."""

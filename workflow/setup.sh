@@ -63,7 +63,7 @@ else
   step_done go_s && installed=1
 fi
 step_start
-for module in prototypes/reference workflow/netemu; do
+for module in prototypes/reference workflow/harness/netemu; do
   [[ -f $module/go.mod ]] && (cd "$module" && GOTOOLCHAIN=local "$GO" mod download)
 done
 step_done go_modules_s
@@ -89,7 +89,7 @@ fi
 profiles=${XDG_CONFIG_HOME:-$HOME/.config}/snakemake
 mkdir -p "$profiles"
 for name in das6; do
-  target=$PWD/workflow/profiles/$name
+  target=$PWD/profiles/$name
   link=$profiles/$name
   if [[ -L $link || ! -e $link ]]; then
     [[ $(readlink "$link" 2>/dev/null) == "$target" ]] || { ln -sfn "$target" "$link"; log "profile $name -> $target"; }

@@ -31,8 +31,8 @@ import numpy.typing as npt
 import polars as pl
 
 from stats.summary import percentiles
-from workflow import records
-from workflow.cell import derive_cell_id
+from workflow.campaign import records
+from workflow.harness.cell import derive_cell_id
 
 # -- table shapes (the statistics stage's spec) -------------------------------------------------
 
@@ -210,7 +210,7 @@ def cell_id(
     network_profile: str,
     duration_s: float,
 ) -> str:
-    """The cell id Netstick would give this configuration (workflow.cell.derive_cell_id).
+    """The cell id Netstick would give this configuration (workflow.harness.cell.derive_cell_id).
 
     Transport options stay out of the id: the studies' settings are recorded in the runs table's
     transport_options, but they were library defaults or editor settings, not a varied factor.

@@ -1,7 +1,7 @@
 """A tiny stand-in prototype that follows prototypes/CONTRACT.md, for testing the harness.
 
 It speaks plain TCP on loopback (fixed 16-byte probes echoed by the server's receive path) and
-writes contract logs, so workflow.localrun and workflow.contract can be tested end to end
+writes contract logs, so workflow.cli.bench.localrun and prototypes.contract.checklogs can be tested end to end
 without the Go reference prototype. FAKE_PROTOTYPE_MODE selects a misbehaviour:
 
 - ``never-ready``: the server complains on stderr and never prints READY;

@@ -1,4 +1,4 @@
-"""workflow.bench, workflow.demo and the CLI, with synthetic records and the fake prototype."""
+"""workflow.cli.bench.prototypes, workflow.cli.bench.demo and the CLI, with synthetic records and the fake prototype."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from workflow import bench
-from workflow.cli import main as cli_main
-from workflow.demo import format_table
+from workflow.cli.bench import prototypes as bench
+from workflow.cli.bench.demo import format_table
+from workflow.cli.main import main as cli_main
 
 
 def rec(transport: str, players: int, **metrics: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow import campaign as campaigns
+from workflow.campaign import expand as campaigns
 
 FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
 
@@ -227,12 +227,12 @@ def test_nodes_per_run() -> None:
 def test_cli_plan_prints_the_plan_and_names_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from workflow import cli
+    from workflow.cli import main as cli_main
 
-    assert cli.main(["campaign", "plan", str(write(tmp_path, base()))]) == 0
+    assert cli_main(["campaign", "plan", str(write(tmp_path, base()))]) == 0
     assert "campaign t: 24 runs of 12 cells, seed 7" in capsys.readouterr().out
     doc = base()
     doc["matrix"][0]["players"] = [0]
-    assert cli.main(["campaign", "plan", str(write(tmp_path, doc))]) == 2
+    assert cli_main(["campaign", "plan", str(write(tmp_path, doc))]) == 2
     err = capsys.readouterr().err
     assert "netstick campaign:" in err and "matrix.0.players.0" in err

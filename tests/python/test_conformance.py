@@ -1,4 +1,4 @@
-"""The conformance checker (workflow.conformance, `netstick check-prototype`).
+"""The conformance checker (prototypes.contract.conformance, `netstick check-prototype`).
 
 tests/python/fake_prototype.py implements only what the localrun tests need: its client has no
 SIGTERM handler, no app probes, no exit codes 4 and 5, and neither role rejects bad arguments.
@@ -27,9 +27,9 @@ import pytest
 import yaml
 from conftest import REPO, needs_reference_binary
 
-from workflow import conformance
-from workflow import manifest as mf
-from workflow.cli import main as cli_main
+from prototypes.contract import conformance
+from prototypes.contract import manifest as mf
+from workflow.cli.main import main as cli_main
 
 FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
 REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"

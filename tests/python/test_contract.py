@@ -1,4 +1,4 @@
-"""workflow.contract on synthetic log directories: one valid, and one per kind of breakage."""
+"""prototypes.contract.checklogs on synthetic log directories: one valid, and one per kind of breakage."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workflow.cli import main as cli_main
-from workflow.contract import Violation, check_log_dir, read_rtt_csv, read_rtt_logs
-from workflow.schema import EVENTS_COLUMNS, RTT_COLUMNS, TICKS_COLUMNS
+from prototypes.contract.checklogs import Violation, check_log_dir, read_rtt_csv, read_rtt_logs
+from prototypes.contract.columns import EVENTS_COLUMNS, RTT_COLUMNS, TICKS_COLUMNS
+from workflow.cli.main import main as cli_main
 
 START_NS = time.time_ns() - 60 * 10**9
 END_NS = START_NS + 30 * 10**9

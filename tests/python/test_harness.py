@@ -18,15 +18,16 @@ from typing import Any
 import pytest
 from conftest import REPO, needs_reference_binary
 
-from workflow import cell as cells
-from workflow import harness, sandbox
-from workflow.contract import check_log_dir
-from workflow.logs import read_ticks_csv
+from prototypes.contract.checklogs import check_log_dir
+from prototypes.contract.logs import read_ticks_csv
+from workflow.harness import cell as cells
+from workflow.harness import run as harness
+from workflow.harness import sandbox
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="network namespaces need root")
-NETEMU = REPO / "workflow" / "netemu" / "bin" / "netemu"
-needs_netemu = pytest.mark.skipif(not NETEMU.exists(), reason="workflow/netemu not built")
+NETEMU = REPO / "workflow" / "harness" / "netemu" / "bin" / "netemu"
+needs_netemu = pytest.mark.skipif(not NETEMU.exists(), reason="workflow/harness/netemu not built")
 FAKE_MANIFEST = REPO / "tests" / "python" / "fake-prototype.yaml"
 
 
@@ -121,7 +122,7 @@ def _run_in_background(cell: dict[str, Any], out: Path, tmp_path: Path) -> subpr
     cell_path = tmp_path / "cell.json"
     cell_path.write_text(json.dumps(cell))
     return subprocess.Popen(
-        [sys.executable, "-m", "workflow.cli", "run-cell", str(cell_path), "--out", str(out)],
+        [sys.executable, "-m", "workflow.cli.main", "run-cell", str(cell_path), "--out", str(out)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -248,14 +249,14 @@ def test_cell_errors_name_the_key(tmp_path: Path) -> None:
 
 
 def _net_rtts_ms(run: Path) -> Any:
-    from workflow.logs import read_rtt_logs
+    from prototypes.contract.logs import read_rtt_logs
 
     rtt = read_rtt_logs(run / "logs")
     return rtt.rtt_us[rtt.kind == "net"] / 1000.0
 
 
 def _echo_loss(run: Path) -> float:
-    from workflow.logs import parse_detail, read_events_csv
+    from prototypes.contract.logs import parse_detail, read_events_csv
 
     sent = lost = 0
     for e in read_events_csv(run / "logs" / "client-0.events.csv"):

@@ -1,4 +1,4 @@
-"""workflow.localrun: command lines, ports, and whole runs against a fake prototype."""
+"""workflow.cli.bench.localrun: command lines, ports, and whole runs against a fake prototype."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workflow.localrun import (
+from workflow.cli.bench.localrun import (
     LocalRunError,
     RunConfig,
     client_argv,

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from workflow import manifest as mf
+from prototypes.contract import manifest as mf
 
 REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"
 FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")

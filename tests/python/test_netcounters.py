@@ -20,8 +20,9 @@ import pytest
 
 from monitors import netcounters
 from monitors.netcounters import Baseline, Counters, NetSampler
-from workflow import profiles, sandbox
-from workflow.sandbox import NETEMU_BINARY, Sandbox, leftovers
+from workflow.harness import netprofiles as profiles
+from workflow.harness import sandbox
+from workflow.harness.sandbox import NETEMU_BINARY, Sandbox, leftovers
 
 AVAILABLE, WHY = sandbox.isolation_available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"no network namespaces here: {WHY}")
@@ -231,7 +232,8 @@ def test_counters_through_a_pid_match_the_namespace(no_leftovers: None) -> None:
 
 @needs_sandbox
 @pytest.mark.skipif(
-    not NETEMU_BINARY.is_file(), reason=f"{NETEMU_BINARY} not built yet (build workflow/netemu)"
+    not NETEMU_BINARY.is_file(),
+    reason=f"{NETEMU_BINARY} not built yet (build workflow/harness/netemu)",
 )
 def test_counters_are_exact_through_the_emulator(tmp_path: Path, no_leftovers: None) -> None:
     with Sandbox("test-netcounters-emu", emulator=True) as sb:

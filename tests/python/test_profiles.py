@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from workflow import profiles
-from workflow.profiles import ProfileError
-from workflow.sandbox import NETEMU_BINARY, leftovers
+from workflow.harness import netprofiles as profiles
+from workflow.harness.netprofiles import ProfileError
+from workflow.harness.sandbox import NETEMU_BINARY, leftovers
 
 BUILTIN_NAMES = {"lan", "lan-emulated", "normal", "turbulent", "wan", "lossy"}
 
@@ -207,7 +207,7 @@ def test_netem_commands_render() -> None:
 
 
 @pytest.mark.skipif(
-    not NETEMU_BINARY.is_file(), reason=f"{NETEMU_BINARY} not built (build workflow/netemu)"
+    not NETEMU_BINARY.is_file(), reason=f"{NETEMU_BINARY} not built (build workflow/harness/netemu)"
 )
 def test_netemu_accepts_every_rendered_flag() -> None:
     """netemu exits 2 on a bad flag; with valid flags it gets as far as opening the

@@ -23,7 +23,7 @@ def test_setup_links_das6_and_snakemake_finds_it(tmp_path: Path) -> None:
     )  # fmt: skip
     assert setup.returncode == 0, setup.stderr
     link = tmp_path / "xdg" / "snakemake" / "das6"
-    assert link.is_symlink() and link.resolve() == REPO / "workflow" / "profiles" / "das6"
+    assert link.is_symlink() and link.resolve() == REPO / "profiles" / "das6"
     dry = subprocess.run(
         [str(SNAKEMAKE), "-n", "--profile", "das6", "-d", str(tmp_path / "work"), "--config",
          f"data_dir={tmp_path / 'data'}", f"report_dir={tmp_path / 'report'}"],

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import workflow_runner as wr
 
-from workflow import campaign as campaigns
-from workflow import progress, records
+from workflow.campaign import expand as campaigns
+from workflow.campaign import progress, records
 
 
 def test_resumed_session_counts_only_its_own_windows(tmp_path: Path) -> None:

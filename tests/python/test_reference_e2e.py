@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import REFERENCE_BINARY, needs_reference_binary
 
-from workflow.contract import check_log_dir
-from workflow.localrun import RunConfig, pick_free_port, run_local
-from workflow.logs import parse_detail, read_events_csv, read_rtt_csv, read_ticks_csv
+from prototypes.contract.checklogs import check_log_dir
+from prototypes.contract.logs import parse_detail, read_events_csv, read_rtt_csv, read_ticks_csv
+from workflow.cli.bench.localrun import RunConfig, pick_free_port, run_local
 
 PLAYERS = 8
 LIB_RTT = {"kcp", "quic", "enet", "webrtc"}  # transports whose library keeps an RTT estimate

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from conftest import REFERENCE_BINARY, needs_reference_binary
 
-from workflow.contract import check_log_dir
-from workflow.localrun import RunConfig, run_local
+from prototypes.contract.checklogs import check_log_dir
+from workflow.cli.bench.localrun import RunConfig, run_local
 
 
 @needs_reference_binary

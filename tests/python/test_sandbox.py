@@ -1,7 +1,7 @@
 """Per-run sandboxes: namespaces, veths, addresses, offloads, static neighbours, the emulator,
 and a complete teardown in every case (after each test nothing named nsk-* and no child process
 is left). Needs root; skipped with the reason otherwise. The tests that run the real netemu
-skip when workflow/netemu/bin/netemu is not built; the emulator's lifecycle is also tested with
+skip when workflow/harness/netemu/bin/netemu is not built; the emulator's lifecycle is also tested with
 small fake emulators, which need no build.
 """
 
@@ -20,14 +20,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from workflow import profiles, sandbox
-from workflow.sandbox import NETEMU_BINARY, Sandbox, SandboxError, leftovers
+from workflow.harness import netprofiles as profiles
+from workflow.harness import sandbox
+from workflow.harness.sandbox import NETEMU_BINARY, Sandbox, SandboxError, leftovers
 
 AVAILABLE, WHY = sandbox.isolation_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"no network namespaces here: {WHY}")
 needs_netemu = pytest.mark.skipif(
     not NETEMU_BINARY.is_file(),
-    reason=f"{NETEMU_BINARY} not built yet (build workflow/netemu)",
+    reason=f"{NETEMU_BINARY} not built yet (build workflow/harness/netemu)",
 )
 
 # One ICMP echo per argument count over a raw socket (root), so the tests need no iputils-ping.

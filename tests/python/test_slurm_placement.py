@@ -32,7 +32,7 @@ import slurm_cluster as sc
 import yaml
 from conftest import REFERENCE_BINARY, REPO, needs_reference_binary
 
-from workflow.contract import check_log_dir
+from prototypes.contract.checklogs import check_log_dir
 
 RUN_TIMEOUT_S = 60.0  # salloc + run-cell; a run takes ~5 s here
 GONE_TIMEOUT_S = 5.0  # slurmstepd ends shortly after its step; init reaps within ~1 s
@@ -125,7 +125,7 @@ DRIVER = """
 import subprocess, sys, time
 from pathlib import Path
 cell, out, sync = sys.argv[1:4]
-run = subprocess.run([sys.executable, "-m", "workflow.cli", "run-cell", cell, "--out", out])
+run = subprocess.run([sys.executable, "-m", "workflow.cli.main", "run-cell", cell, "--out", out])
 Path(sync, "done.tmp").write_text(str(run.returncode))
 Path(sync, "done.tmp").rename(Path(sync, "done"))
 deadline = time.monotonic() + 30

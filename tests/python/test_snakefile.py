@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow import campaign as campaigns
+from workflow.campaign import expand as campaigns
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake is not
 def dry_run(tmp_path: Path, *config: str) -> subprocess.CompletedProcess[str]:
     # -d: Snakemake's bookkeeping (.snakemake/) goes to tmp_path, never into the checkout.
     return subprocess.run(
-        [str(SNAKEMAKE), "-n", "-s", str(REPO / "workflow" / "Snakefile"), "-d", str(tmp_path),
+        [str(SNAKEMAKE), "-n", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
          "--config", f"data_dir={tmp_path / 'data'}", f"report_dir={tmp_path / 'report'}",
          *config],
         cwd=REPO, capture_output=True, text=True, timeout=120,

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from stats import analyse
-from workflow import cli
+from workflow.cli import main as cli_main
 
 
 def _runs(rng: np.random.Generator, slow: float = 1.0, reps: int = 10) -> pl.DataFrame:
@@ -60,7 +60,7 @@ def test_compare_flags_a_regression_and_finds_change_points(
         _runs(rng, slow).write_parquet(d / "runs.parquet")
         dirs.append(str(d))
     out = tmp_path / "verdicts.json"
-    code = cli.main(["compare", *dirs, "--out", str(out)])
+    code = cli_main(["compare", *dirs, "--out", str(out)])
     assert code == 1  # a regression was found
     doc = json.loads(out.read_text())
     verdicts = {c["cell_id"]: c["verdict"] for c in doc["cells"]}
@@ -73,7 +73,7 @@ def test_compare_flags_a_regression_and_finds_change_points(
 def test_compare_and_stats_name_what_is_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     assert "runs.parquet" in capsys.readouterr().err
-    assert cli.main(["stats", "nope", "--data-dir", str(tmp_path)]) == 2
+    assert cli_main(["stats", "nope", "--data-dir", str(tmp_path)]) == 2
     assert "plan.json" in capsys.readouterr().err

@@ -16,8 +16,8 @@ import pytest
 import report_checks as rc
 import workflow_runner as wr
 
-from workflow import campaign as campaigns
-from workflow import sandbox
+from workflow.campaign import expand as campaigns
+from workflow.harness import sandbox
 
 pytestmark = pytest.mark.skipif(not wr.SNAKEMAKE.exists(), reason="snakemake is not in this venv")
 

@@ -27,9 +27,9 @@ def cluster(slurm_cluster: sc.SlurmCluster) -> sc.SlurmCluster:
 
 
 def das6_like_profile(root: Path, cluster: sc.SlurmCluster, players_per_node: int) -> Path:
-    """workflow/profiles/das6 with what differs on the test cluster: its partition, its account,
+    """profiles/das6 with what differs on the test cluster: its partition, its account,
     small memory, quick status polling, and fewer players per node (to force several nodes)."""
-    shipped = REPO / "workflow" / "profiles" / "das6"
+    shipped = REPO / "profiles" / "das6"
     doc = yaml.safe_load((shipped / "config.yaml").read_text())
     doc["default-resources"].update(
         slurm_partition=cluster.partition, slurm_account="root", mem_mb=200

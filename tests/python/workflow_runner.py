@@ -64,7 +64,7 @@ def campaign_file(
 
 def argv(root: Path, campaign: Path, *extra: str, config: Sequence[str] = ()) -> list[str]:
     return [
-        str(SNAKEMAKE), "-s", str(REPO / "workflow" / "Snakefile"), "-d", str(root / "work"),
+        str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-d", str(root / "work"),
         *extra, "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
         f"report_dir={root / 'report'}", *config,
     ]  # fmt: skip

@@ -1,0 +1,120 @@
+# Netstick's workflow: build the systems under test, run a campaign's runs, tabulate, report.
+#
+#   snakemake                                   # the quick campaign on this machine
+#   snakemake --config campaign=reliable-streams
+#   snakemake --profile das6 --config campaign=net-celerity     # on DAS-6 (SLURM)
+#   snakemake -n                                # what would run
+#
+# Configuration keys: workflow/schemas/config.schema.json. Profiles: profiles/.
+# Outputs: data/raw/<campaign>/ (plan, runs, records), data/results/<campaign>/ (tables,
+# statistics, figure data, artifact metadata), report/_output/<campaign>/ (index.html,
+# index.pdf, ro-crate-metadata.json and the crate's data/).
+
+import math
+import sys
+import time
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from workflow.campaign import expand as campaigns
+from workflow.campaign import progress
+from workflow.campaign import records
+
+REPO = Path(workflow.basedir)
+validate(config, str(REPO / "workflow" / "schemas" / "config.schema.json"))
+
+if isinstance(config["prototypes"], str):
+    config["prototypes"] = [p for p in config["prototypes"].split(",") if p]
+CAMPAIGN = config["campaign"]  # a name of workflow/campaigns/, or a campaign file
+if "/" in CAMPAIGN:
+    CAMPAIGN = str(Path(CAMPAIGN).resolve())
+DATA = Path(config["data_dir"]) if Path(config["data_dir"]).is_absolute() else REPO / config["data_dir"]
+REPORT_ROOT = Path(config["report_dir"]) if Path(config["report_dir"]).is_absolute() else REPO / config["report_dir"]
+NETSTICK = REPO / ".venv" / "bin" / "netstick"
+ATTEMPTS = config["retries"] + 1
+
+# Benchmark runs never share a machine: locally at most one job holding `bench` runs at a time.
+# Under SLURM every run has exclusive nodes, and the profile lifts this limit.
+workflow.global_resources.setdefault("bench", 1)
+
+try:
+    PLAN = campaigns.plan(
+        CAMPAIGN,
+        only_prototypes=config["prototypes"] or None,
+        repetitions=config.get("repetitions"),
+        duration_s=config.get("duration_s"),
+    )
+except campaigns.CampaignError as exc:
+    raise WorkflowError(str(exc)) from None
+RAW = DATA / "raw" / PLAN.name
+RESULTS = DATA / "results" / PLAN.name
+REPORT_DIR = REPORT_ROOT / PLAN.name
+REPORT = REPORT_DIR / "index.html"
+REPORT_PDF = REPORT_DIR / "index.pdf"
+REPORT_CRATE = REPORT_DIR / "ro-crate-metadata.json"
+if PLAN.budget_problem() and config["over_budget"] != "ok":
+    raise WorkflowError(PLAN.budget_problem())
+if PLAN.unavailable and config["require_all"]:
+    raise WorkflowError(progress.describe_plan(PLAN) + "\n(require_all: every prototype must run)")
+
+PLAN_ARGS = " ".join(
+    [f"--data-dir {DATA}"]
+    + ([f"--prototypes {','.join(config['prototypes'])}"] if config["prototypes"] else [])
+    + ([f"--repetitions {config['repetitions']}"] if config.get("repetitions") else [])
+    + ([f"--duration-s {config['duration_s']}"] if config.get("duration_s") else [])
+)
+
+
+include: "workflow/rules/build.smk"
+include: "workflow/rules/campaign.smk"
+include: "workflow/rules/results.smk"
+include: "workflow/rules/bench.smk"
+
+
+localrules:
+    all,
+    plan,
+    ingest,
+    stats,
+    figure_data,
+    artifact,
+    render_report,
+    crate,
+    build_reference,
+
+
+rule all:
+    input:
+        REPORT,
+        REPORT_CRATE,
+
+
+_session = {"started": time.monotonic(), "started_unix_ns": time.time_ns(), "monitor": None}
+
+
+onstart:
+    print(progress.describe_plan(PLAN), file=sys.stderr)
+    # Locally one run at a time (resource bench); on a cluster up to --jobs at once.
+    parallel = 1 if config["cluster"] == "none" else max(1, workflow.resource_settings.nodes or 1)
+    _session["monitor"] = progress.Monitor(PLAN, DATA / "raw", parallel=parallel).start()
+
+
+def _finish():
+    if _session["monitor"] is not None:
+        _session["monitor"].stop()
+    doc = progress.summarize(
+        PLAN, DATA / "raw", report=REPORT, since_unix_ns=_session["started_unix_ns"]
+    )
+    doc["wall_s"] = round(time.monotonic() - _session["started"], 1)
+    progress.write_summary(doc, DATA / "raw")
+    print(progress.format_summary(doc, wall_s=doc["wall_s"]), file=sys.stderr)
+
+
+onsuccess:
+    _finish()
+
+
+onerror:
+    _finish()

@@ -1,0 +1,1 @@
+"""Prototypes: the systems under test (reference/: Go) and their contract (contract/: Python)."""

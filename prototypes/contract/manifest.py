@@ -1,0 +1,535 @@
+"""Prototype manifests: prototypes/<name>/prototype.yaml, validated by
+prototypes/contract/prototype.schema.json.
+
+A manifest says how to build a prototype and how to start its server and client processes under
+prototypes/CONTRACT.md, so adding a prototype needs no pipeline code. `load` validates a file and
+reports every problem with the file, the key path and what was expected; `server_argv` and
+`client_argvs` render the command templates for one cell (the cell dict of workflow.harness.cell, or any
+mapping with the same keys), splitting the players over client processes of at most
+`players_per_process` players each.
+
+Templates are argument lists, so nothing passes through a shell. Placeholders that stand for
+several arguments ({binary}, {params}, {extra}) must be whole list elements; the others may sit
+inside an element ("-log-dir={log_dir}").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
+CONTRACT_SCHEMA = 1
+
+# Placeholders that expand to a list of arguments and so must fill a whole element.
+LIST_PLACEHOLDERS = frozenset({"binary", "params", "extra"})
+SERVER_PLACEHOLDERS = frozenset(
+    {
+        "binary", "transport", "host", "port", "workload", "params", "duration",
+        "tick_rate", "log_dir", "run_id", "seed", "extra",
+    }
+)  # fmt: skip
+CLIENT_PLACEHOLDERS = SERVER_PLACEHOLDERS | {"players", "first_player"}
+# What the harness must be able to set in every process; without them a run would silently
+# use the prototype's defaults (e.g. host 127.0.0.1 inside a network namespace).
+REQUIRED_SERVER = ("binary", "host", "port", "workload", "params", "tick_rate", "log_dir",
+                   "run_id", "seed", "extra")  # fmt: skip
+REQUIRED_CLIENT = (*REQUIRED_SERVER, "players", "first_player", "duration")
+LAUNCHER_PLACEHOLDERS = frozenset({"python"})
+
+_TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+_FLAG_RE = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)(=.*)?")
+
+
+class ManifestError(ValueError):
+    """A manifest is invalid. problems: one "key.path: what is wrong" string per problem."""
+
+    def __init__(self, path: Path | str, problems: Sequence[str]) -> None:
+        self.path = str(path)
+        self.problems = list(problems)
+        super().__init__("\n".join(f"{self.path}: {p}" for p in self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """One transport a prototype offers (an entry of `transports`)."""
+
+    name: str
+    description: str
+    library: str
+    version: str
+    native_channels: tuple[str, ...]
+    options: Mapping[str, str] = field(default_factory=dict)
+    server_lost_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A validated prototype manifest; paths are resolved against the manifest's directory."""
+
+    path: Path  # the manifest file (absolute)
+    name: str
+    description: str
+    language: str
+    engine: str | None
+    build_command: tuple[str, ...] | None
+    build_timeout_s: float
+    executable: Path  # absolute
+    launcher: tuple[str, ...]
+    command_prefix: tuple[str, ...]
+    server_command: tuple[str, ...]
+    client_command: tuple[str, ...]
+    players_per_process: int
+    ready_timeout_s: float
+    transports: tuple[Transport, ...]
+    workloads: tuple[str, ...]
+    optional_flags: tuple[str, ...]
+    library_versions: Mapping[str, str]
+    environment: Mapping[str, str]
+    raw: Mapping[str, Any]  # the document as loaded, for provenance records
+
+    @property
+    def directory(self) -> Path:
+        """Where relative paths start and where the build command runs."""
+        return self.path.parent
+
+    def transport(self, name: str) -> Transport:
+        for t in self.transports:
+            if t.name == name:
+                return t
+        raise ValueError(
+            f"{self.path}: transports: no transport {name!r}; expected one of "
+            f"{', '.join(self.transport_names)}"
+        )
+
+    @property
+    def transport_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.transports)
+
+    def binary_argv(self) -> list[str]:
+        """What {binary} expands to: launcher, executable, command_prefix."""
+        launcher = [_fill(a, {"python": sys.executable}) for a in self.launcher]
+        return [*launcher, str(self.executable), *self.command_prefix]
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
+
+
+def key_path(parts: Iterable[str | int]) -> str:
+    """("transports", 2, "name") -> "transports[2].name"; () -> "(top level)"."""
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _describe(value: object) -> str:
+    kind = {
+        type(None): "null", bool: "a boolean", int: "an integer", float: "a number",
+        str: "a string", list: "a list", dict: "a mapping",
+    }.get(type(value), type(value).__name__)  # fmt: skip
+    text = json.dumps(value, default=str)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({kind})"
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "array": "a list",
+    "object": "a mapping",
+    "boolean": "true or false",
+}
+
+
+def _schema_error_text(error: jsonschema.ValidationError) -> str:
+    """One plain-words line for a schema violation: key path, what was expected, what was found."""
+    where = list(error.absolute_path)
+    v = error.validator
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if v == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        props = schema.get("properties", {})
+        lines = []
+        for key in missing:
+            desc = props.get(key, {}).get("description", "")
+            lines.append(f"{key_path([*where, key])}: missing; expected {desc or 'a value'}")
+        return "\n".join(lines)
+    found = _describe(error.instance)
+    if v == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        extra = [k for k in error.instance if k not in schema.get("properties", {})]
+        return "\n".join(
+            f"{key_path([*where, k])}: unknown key; expected one of {', '.join(allowed)}"
+            for k in extra
+        )
+    if v == "type":
+        types = error.validator_value
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (types if isinstance(types, list)
+                                                              else [types]))  # fmt: skip
+        hint = ""
+        if types == "string" and isinstance(error.instance, int | float):
+            hint = " (quote it: YAML reads unquoted 1.20 as a number)"
+        return f"{key_path(where)}: expected {words}, found {found}{hint}"
+    if v == "enum":
+        return (
+            f"{key_path(where)}: expected one of {', '.join(map(str, error.validator_value))}, "
+            f"found {found}"
+        )
+    if v == "const":
+        return f"{key_path(where)}: expected {error.validator_value}, found {found}"
+    if v == "pattern":
+        return f"{key_path(where)}: expected text matching {error.validator_value}, found {found}"
+    if v == "propertyNames":
+        return f"{key_path(where)}: key {error.instance!r} is not a valid name ({error.message})"
+    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        op = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+        return (
+            f"{key_path(where)}: expected a number {op[v]} {error.validator_value}, found {found}"
+        )
+    if v in ("minItems", "minLength"):
+        what = "item(s)" if v == "minItems" else "character(s)"
+        return f"{key_path(where)}: expected at least {error.validator_value} {what}, found {found}"
+    if v == "uniqueItems":
+        return f"{key_path(where)}: expected no repeated items, found {found}"
+    return f"{key_path(where)}: {error.message}"
+
+
+def _placeholders(text: str) -> list[str] | None:
+    """Placeholder names in one template element; None if its braces are malformed."""
+    names = []
+    for m in _TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        if tok in ("{{", "}}"):
+            continue
+        if m.group(1) is None:
+            return None  # a lone brace
+        names.append(m.group(1))
+    return names
+
+
+def _check_template(
+    key: str, template: Sequence[str], allowed: frozenset[str], required: Sequence[str]
+) -> list[str]:
+    problems = []
+    seen: dict[str, int] = {}
+    for i, element in enumerate(template):
+        names = _placeholders(element)
+        if names is None:
+            problems.append(
+                f"{key}[{i}]: {element!r} has an unmatched brace; expected {{name}} "
+                "placeholders, {{ or }} for a literal brace"
+            )
+            continue
+        for name in names:
+            seen[name] = seen.get(name, 0) + 1
+            if name not in allowed:
+                problems.append(
+                    f"{key}[{i}]: unknown placeholder {{{name}}}; expected one of "
+                    + " ".join(f"{{{n}}}" for n in sorted(allowed))
+                )
+            elif name in LIST_PLACEHOLDERS and element != f"{{{name}}}":
+                problems.append(
+                    f"{key}[{i}]: {{{name}}} stands for several arguments and must be a "
+                    f"whole element, found {element!r}"
+                )
+    for name in required:
+        if name not in seen:
+            problems.append(f"{key}: missing placeholder {{{name}}}; the harness must set it")
+    if seen.get("binary", 0) > 1:
+        problems.append(f"{key}: {{binary}} appears {seen['binary']} times; expected once")
+    return problems
+
+
+def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
+    """What the schema cannot say: unique names, template placeholders."""
+    problems = []
+    names = [t["name"] for t in doc["transports"]]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            problems.append(f"transports[{i}].name: {name!r} repeats an earlier transport")
+    required_server: tuple[str, ...] = REQUIRED_SERVER
+    required_client: tuple[str, ...] = REQUIRED_CLIENT
+    if len(names) > 1:  # with one transport the prototype's default may be the only one
+        required_server += ("transport",)
+        required_client += ("transport",)
+    problems += _check_template(
+        "server_command", doc["server_command"], SERVER_PLACEHOLDERS, required_server
+    )
+    problems += _check_template(
+        "client_command", doc["client_command"], CLIENT_PLACEHOLDERS, required_client
+    )
+    for i, element in enumerate(doc.get("launcher", [])):
+        for name in _placeholders(element) or []:
+            if name not in LAUNCHER_PLACEHOLDERS:
+                problems.append(
+                    f"launcher[{i}]: unknown placeholder {{{name}}}; expected only {{python}}"
+                )
+    return problems
+
+
+def parse(doc: object, path: Path | str) -> Manifest:
+    """Validate a loaded manifest document; path is the file it came from (for paths, errors)."""
+    path = Path(path).resolve()
+    schema = _schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(
+        validator.iter_errors(doc), key=lambda e: ([str(p) for p in e.absolute_path], e.validator)
+    )
+    if errors:
+        raise ManifestError(
+            path, [line for e in errors for line in _schema_error_text(e).split("\n")]
+        )
+    assert isinstance(doc, dict)
+    problems = _semantic_problems(doc)
+    if problems:
+        raise ManifestError(path, problems)
+    props = schema["properties"]
+    build = doc.get("build")
+    lost_default = props["transports"]["items"]["properties"]["server_lost_s"]["default"]
+    return Manifest(
+        path=path,
+        name=doc["name"],
+        description=doc["description"],
+        language=doc["language"],
+        engine=doc.get("engine"),
+        build_command=tuple(build["command"]) if build else None,
+        build_timeout_s=float(
+            (build or {}).get("timeout_s", props["build"]["properties"]["timeout_s"]["default"])
+        ),
+        executable=(path.parent / doc["executable"]).resolve(),
+        launcher=tuple(doc.get("launcher", [])),
+        command_prefix=tuple(doc.get("command_prefix", [])),
+        server_command=tuple(doc["server_command"]),
+        client_command=tuple(doc["client_command"]),
+        players_per_process=doc["players_per_process"],
+        ready_timeout_s=float(doc["ready_timeout_s"]),
+        transports=tuple(
+            Transport(
+                name=t["name"],
+                description=t["description"],
+                library=t["library"],
+                version=t["version"],
+                native_channels=tuple(t["native_channels"]),
+                options=dict(t.get("options", {})),
+                server_lost_s=float(t.get("server_lost_s", lost_default)),
+            )
+            for t in doc["transports"]
+        ),
+        workloads=tuple(doc["workloads"]),
+        optional_flags=tuple(doc["optional_flags"]),
+        library_versions=dict(doc["library_versions"]),
+        environment=dict(doc.get("environment", {})),
+        raw=doc,
+    )
+
+
+def load(path: Path | str) -> Manifest:
+    """Read and validate a prototype.yaml; raises ManifestError naming file, key and expectation."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError(path, [f"cannot read the manifest: {exc.strerror or exc}"]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ManifestError(path, [f"{where}not valid YAML: {problem}"]) from None
+    return parse(doc, path)
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def _fill(element: str, values: Mapping[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        if tok == "{{":
+            return "{"
+        if tok == "}}":
+            return "}"
+        return values[m.group(1)]
+
+    return _TOKEN_RE.sub(sub, element)
+
+
+def _render(
+    template: Sequence[str], scalars: Mapping[str, str], lists: Mapping[str, list[str]]
+) -> list[str]:
+    out: list[str] = []
+    for element in template:
+        name = element[1:-1] if element.startswith("{") and element.endswith("}") else ""
+        if name in lists and element == f"{{{name}}}":
+            out += lists[name]
+        else:
+            out.append(_fill(element, scalars))
+    return out
+
+
+def _text(value: object) -> str:
+    """A cell value as the prototype sees it: booleans lower case, numbers without '.0'."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def param_args(cell: Mapping[str, Any]) -> list[str]:
+    """-param key=value per workload parameter, then -param t.key=value per transport option."""
+    out: list[str] = []
+    for key, value in cell.get("params", {}).items():
+        out += ["-param", f"{key}={_text(value)}"]
+    for key, value in cell.get("transport_options", {}).items():
+        out += ["-param", f"t.{key}={_text(value)}"]
+    return out
+
+
+def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
+    """Extra flags may only be optional contract flags the manifest declares."""
+    i = 0
+    while i < len(extra):
+        m = _FLAG_RE.fullmatch(extra[i])
+        if m is None or m.group(1) not in man.optional_flags:
+            declared = ", ".join(f"-{f}" for f in man.optional_flags) or "none"
+            raise ValueError(
+                f"{key}: {extra[i]!r} is not an optional flag that {man.path} declares "
+                f"(optional_flags: {declared})"
+            )
+        i += 1 if m.group(2) else 2
+
+
+def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
+    if cell["transport"] not in man.transport_names:
+        raise ValueError(
+            f"cell transport {cell['transport']!r} is not offered by {man.path} "
+            f"(transports: {', '.join(man.transport_names)})"
+        )
+    workload = cell.get("workload", "idle")
+    if workload not in man.workloads:
+        raise ValueError(
+            f"cell workload {workload!r} is not supported by {man.path} "
+            f"(workloads: {', '.join(man.workloads)})"
+        )
+
+
+def _scalars(
+    man: Manifest, cell: Mapping[str, Any], host: str, port: int, log_dir: Path | str
+) -> dict[str, str]:
+    return {
+        "transport": str(cell["transport"]),
+        "host": host,
+        "port": str(port),
+        "workload": str(cell.get("workload", "idle")),
+        "tick_rate": _text(float(cell.get("tick_rate_hz", 60))),
+        "log_dir": str(log_dir),
+        "run_id": str(cell.get("run_id", "local")),
+        "seed": str(cell.get("seed", 1)),
+    }
+
+
+def server_argv(
+    man: Manifest,
+    cell: Mapping[str, Any],
+    *,
+    host: str,
+    port: int,
+    log_dir: Path | str,
+    check: bool = True,
+) -> list[str]:
+    """The server's argument list for one cell.
+
+    cell: the keys of workflow/schemas/cell.schema.json that matter here (transport, workload,
+    params, transport_options, tick_rate_hz, run_id, seed, extra_server_flags); the server runs
+    until SIGTERM unless cell has server_duration_s. check=False skips the checks of transport,
+    workload and extra flags against the manifest (the conformance checker's bad inputs).
+    """
+    extra = list(cell.get("extra_server_flags", []))
+    if check:
+        _check_cell(man, cell)
+        _check_extra(man, "extra_server_flags", extra)
+    scalars = _scalars(man, cell, host, port, log_dir)
+    scalars["duration"] = _text(float(cell.get("server_duration_s", 0)))
+    lists = {"binary": man.binary_argv(), "params": param_args(cell), "extra": extra}
+    return _render(man.server_command, scalars, lists)
+
+
+def client_split(players: int, per_process: int) -> list[tuple[int, int]]:
+    """(first_player, players) of each client process: full processes, then the remainder."""
+    if players < 1 or per_process < 1:
+        raise ValueError(
+            f"players ({players}) and players_per_process ({per_process}) must be >= 1"
+        )
+    n = math.ceil(players / per_process)
+    return [(k * per_process, min(per_process, players - k * per_process)) for k in range(n)]
+
+
+def client_argvs(
+    man: Manifest,
+    cell: Mapping[str, Any],
+    *,
+    host: str,
+    port: int,
+    log_dir: Path | str,
+    players_per_process: int | None = None,
+    check: bool = True,
+) -> list[list[str]]:
+    """One argument list per client process: ceil(players / players_per_process) processes.
+
+    players_per_process defaults to the manifest's (a smaller value is always allowed, e.g. to
+    test the split); the logs of process k are client-<first player>.*.
+    """
+    per = players_per_process or man.players_per_process
+    if per > man.players_per_process:
+        raise ValueError(
+            f"players_per_process {per} exceeds the {man.players_per_process} that {man.path} "
+            "allows"
+        )
+    extra = list(cell.get("extra_client_flags", []))
+    if check:
+        _check_cell(man, cell)
+        _check_extra(man, "extra_client_flags", extra)
+    out = []
+    for first, count in client_split(int(cell.get("players", 1)), per):
+        scalars = _scalars(man, cell, host, port, log_dir)
+        scalars |= {
+            "players": str(count),
+            "first_player": str(first),
+            "duration": _text(float(cell.get("duration_s", 0))),
+        }
+        lists = {"binary": man.binary_argv(), "params": param_args(cell), "extra": extra}
+        out.append(_render(man.client_command, scalars, lists))
+    return out
+
+
+def optional_flag_args(man: Manifest, values: Mapping[str, object]) -> list[str]:
+    """-flag value for those of values (flag name without dash -> value) the manifest declares."""
+    out: list[str] = []
+    for flag, value in values.items():
+        if flag in man.optional_flags:
+            out += [f"-{flag}", _text(value)]
+    return out
+
+
+def process_env(man: Manifest, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a prototype process: base plus the manifest's `environment`."""
+    return {**base, **man.environment}

@@ -1,0 +1,1 @@
+"""What to run: campaigns expanded into cells and runs, the raw layout, records, progress."""

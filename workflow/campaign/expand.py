@@ -1,0 +1,494 @@
+"""Campaigns: workflow/campaigns/<name>.yaml, validated by workflow/schemas/campaign.schema.json,
+expanded into runs (one repetition of one cell each) in a seeded random order.
+
+The order is random so that slow drift of the machine (thermal state, background load, a
+neighbour on the cluster) spreads over all cells instead of passing for an effect of whichever
+cells ran last; it is seeded so that the same campaign file always gives the same order, and it
+is recorded (plan.json, and run_order in every run's cell) so that an analysis can test for it.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import itertools
+import json
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from prototypes.contract import manifest as manifests
+from workflow.files import REPO
+from workflow.harness import cell as cells
+from workflow.harness import netprofiles as profiles
+
+CAMPAIGN_DIR = REPO / "workflow" / "campaigns"
+SCHEMA_PATH = REPO / "workflow" / "schemas" / "campaign.schema.json"
+PLAN_SCHEMA = 1
+PINNED = "pinned"
+
+# Cell keys that say which run of which campaign this is, not what is measured: they stay out
+# of the cell id's content hash so repetitions share one cell id.
+PROVENANCE_KEYS = frozenset({"campaign", "cell_id", "run_id", "seed", "run_order", "block"})
+# Keys a campaign decides itself; `defaults` and a block's `cell` may not set them.
+EXPANDED_KEYS = frozenset(
+    {
+        "prototype",
+        "library_version",
+        "transport",
+        "transport_options",
+        "players",
+        "workload",
+        "params",
+        "network_profile",
+        "duration_s",
+    }
+)
+
+# Estimated wall time of a run beyond its window (sandbox, start, connects, stop, log check,
+# the workflow's own job start), from data/bench/harness.json: ~0.8 s at 200 players here.
+RUN_OVERHEAD_S = 1.2
+CONNECT_S_PER_PLAYER = 0.002
+CAMPAIGN_FIXED_S = 30.0  # Snakemake's start, the build check, ingest and report
+
+
+class CampaignError(ValueError):
+    """A campaign is invalid; the message names the file and the key and what was expected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One repetition of one cell, ready for the harness (cell is a validated cell document)."""
+
+    cell: dict[str, Any]
+    block: str
+
+    @property
+    def cell_id(self) -> str:
+        return str(self.cell["cell_id"])
+
+    @property
+    def run_id(self) -> str:
+        return str(self.cell["run_id"])
+
+    @property
+    def key(self) -> str:
+        return f"{self.cell_id}/{self.run_id}"
+
+    def estimate_s(self) -> float:
+        return (
+            float(self.cell["duration_s"])
+            + RUN_OVERHEAD_S
+            + CONNECT_S_PER_PLAYER * int(self.cell["players"])
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Unavailable:
+    """Cells of a prototype that cannot run in this checkout, and why."""
+
+    prototype: str
+    reason: str
+    cells: int
+    runs: int
+
+
+@dataclass
+class Plan:
+    """The expanded campaign: runnable runs in execution order, and what cannot run here."""
+
+    name: str
+    path: Path
+    seed: int
+    description: str
+    budget_min: float | None
+    runs: list[Run]
+    unavailable: list[Unavailable] = field(default_factory=list)
+
+    @functools.cached_property
+    def by_key(self) -> dict[str, Run]:
+        return {r.key: r for r in self.runs}
+
+    @property
+    def cell_ids(self) -> list[str]:
+        return sorted({r.cell_id for r in self.runs})
+
+    def estimate_s(self) -> float:
+        return CAMPAIGN_FIXED_S + sum(r.estimate_s() for r in self.runs)
+
+    def window_s(self) -> float:
+        return sum(float(r.cell["duration_s"]) for r in self.runs)
+
+    def budget_problem(self) -> str | None:
+        """Why the campaign does not fit its budget, or None."""
+        if self.budget_min is None:
+            return None
+        est_min = self.estimate_s() / 60
+        if est_min <= self.budget_min:
+            return None
+        return (
+            f"{self.path}: budget_min: the campaign needs about {est_min:.1f} min on one machine "
+            f"({len(self.runs)} runs), more than its budget of {self.budget_min:g} min; "
+            "shorten it or pass --config over_budget=ok"
+        )
+
+    def to_doc(self) -> dict[str, Any]:
+        """plan.json: the seed, the order and every run's cell, for the record."""
+        return {
+            "plan_schema": PLAN_SCHEMA,
+            "campaign": self.name,
+            "campaign_file": _repo_relative(self.path),
+            "campaign_sha256": hashlib.sha256(self.path.read_bytes()).hexdigest(),
+            "seed": self.seed,
+            "order": "seeded shuffle (random.Random(seed).shuffle of the runs sorted by key)",
+            "runs_total": len(self.runs),
+            "cells_total": len(self.cell_ids),
+            "estimate_s": round(self.estimate_s(), 1),
+            "window_s": round(self.window_s(), 1),
+            "budget_min": self.budget_min,
+            "unavailable": [_unavail(u) for u in self.unavailable],
+            "runs": [{"key": r.key, "block": r.block, "cell": r.cell} for r in self.runs],
+        }
+
+
+def _unavail(u: Unavailable) -> dict[str, Any]:
+    return {"prototype": u.prototype, "reason": u.reason, "cells": u.cells, "runs": u.runs}
+
+
+def _repo_relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+# -- loading ----------------------------------------------------------------------------------
+
+
+def campaign_path(name_or_path: str | Path) -> Path:
+    """workflow/campaigns/<name>.yaml for a bare name, else the given path."""
+    text = str(name_or_path)
+    if "/" not in text and not text.endswith((".yaml", ".yml")):
+        path = CAMPAIGN_DIR / f"{text}.yaml"
+        if not path.is_file():
+            known = ", ".join(available_campaigns()) or "none"
+            raise CampaignError(
+                f"campaign {text!r}: no file {_repo_relative(path)}; expected one of: {known}"
+            )
+        return path
+    return Path(text)
+
+
+def available_campaigns() -> list[str]:
+    return sorted(p.stem for p in CAMPAIGN_DIR.glob("*.yaml"))
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return doc
+
+
+def _error_text(source: str, e: jsonschema.ValidationError) -> str:
+    key = ".".join(str(p) for p in e.absolute_path) or "(top level)"
+    if e.validator == "enum":
+        return f"{source}: key {key}: {e.instance!r} is not one of {e.validator_value}"
+    if e.validator == "additionalProperties":
+        allowed = ", ".join(sorted(e.schema.get("properties", {})))
+        return f"{source}: key {key}: {e.message} (allowed keys: {allowed})"
+    if e.validator == "oneOf" and e.context:
+        best = min(e.context, key=lambda c: len(list(c.absolute_path)))
+        return f"{source}: key {key}: {best.message}"
+    return f"{source}: key {key}: {e.message}"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate a campaign file (schema and the checks a schema cannot express)."""
+    source = _repo_relative(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CampaignError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise CampaignError(f"{source}:{where}: not valid YAML: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CampaignError(f"{source}: expected a mapping of campaign keys at the top level")
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise CampaignError("\n".join(_error_text(source, e) for e in errors))
+    if doc["name"] != path.stem:
+        raise CampaignError(
+            f"{source}: key name: {doc['name']!r} must equal the file name {path.stem!r}"
+        )
+    for where, extra in _cell_overrides(doc):
+        clash = sorted(EXPANDED_KEYS.intersection(extra) - {"duration_s", "network_profile"})
+        clash += sorted(PROVENANCE_KEYS.intersection(extra))
+        if clash:
+            raise CampaignError(
+                f"{source}: key {where}: {', '.join(clash)} are set by the matrix, not here"
+            )
+    return doc
+
+
+def _cell_overrides(doc: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    yield "defaults", doc.get("defaults", {})
+    for i, block in enumerate(doc["matrix"]):
+        yield f"matrix.{i}.cell", block.get("cell", {})
+
+
+# -- expansion --------------------------------------------------------------------------------
+
+
+def _param_axes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Workload parameters with list values as axes: every combination, keys sorted."""
+    keys = sorted(params)
+    values = [params[k] if isinstance(params[k], list) else [params[k]] for k in keys]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+def _transport_entries(proto: Mapping[str, Any]) -> list[tuple[str, dict[str, str], str | None]]:
+    out = []
+    for t in proto["transports"]:
+        if isinstance(t, str):
+            out.append((t, {}, None))
+        else:
+            out.append((t["name"], dict(t.get("options", {})), t.get("label")))
+    return out
+
+
+def content_hash(cell: Mapping[str, Any]) -> str:
+    """8 hex digits over every measurement-relevant key of a validated cell."""
+    body = {k: v for k, v in cell.items() if k not in PROVENANCE_KEYS}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def run_seed(campaign_seed: int, cell_id: str, run_id: str) -> int:
+    digest = hashlib.sha256(f"{campaign_seed}/{cell_id}/{run_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def _matches(selector: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
+    for key, want in selector.items():
+        if key.startswith("params."):
+            have = facts["params"].get(key[len("params.") :])
+            if have is None or str(have) != cells._param_text(want):
+                return False
+        elif key not in facts or facts[key] != want:
+            return False
+    return True
+
+
+EXCLUDE_KEYS = (
+    "block",
+    "prototype",
+    "version",
+    "transport",
+    "players",
+    "workload",
+    "duration_s",
+    "network_profile",
+)
+
+
+def _check_excludes(doc: Mapping[str, Any], source: str) -> None:
+    for i, sel in enumerate(doc.get("exclude", [])):
+        for key in sel:
+            if key not in EXCLUDE_KEYS and not key.startswith("params."):
+                raise CampaignError(
+                    f"{source}: key exclude.{i}.{key}: unknown key; expected one of "
+                    f"{', '.join(EXCLUDE_KEYS)} or params.<name>"
+                )
+
+
+@functools.cache
+def _manifest(path: Path) -> manifests.Manifest:
+    return manifests.load(path)
+
+
+def plan(
+    name_or_path: str | Path,
+    *,
+    only_prototypes: Sequence[str] | None = None,
+    repetitions: int | None = None,
+    duration_s: float | None = None,
+) -> Plan:
+    """Expand a campaign into its runs in the seeded execution order.
+
+    only_prototypes keeps the named prototypes only; repetitions and duration_s override the
+    file (shortened campaigns for tests and smoke runs; they change the cell ids, so shortened
+    runs never mix with full ones).
+    """
+    path = campaign_path(name_or_path)
+    doc = load(path)
+    source = _repo_relative(path)
+    _check_excludes(doc, source)
+    defaults = dict(doc.get("defaults", {}))
+    try:
+        known_profiles = profiles.load_profiles()
+    except profiles.ProfileError as exc:
+        raise CampaignError(str(exc)) from None
+
+    seen: dict[str, tuple[dict[str, Any], str, int]] = {}
+    unavailable: dict[str, dict[str, int]] = {}  # prototype -> cell id -> repetitions
+    reasons: dict[str, str] = {}
+    for bi, block in enumerate(doc["matrix"]):
+        where = f"{source}: matrix.{bi} ({block['name']})"
+        base = {**defaults, **block.get("cell", {})}
+        reps = repetitions or block.get("repetitions") or doc["repetitions"]
+        durations = [duration_s] if duration_s else block.get("durations_s")
+        if durations is None:
+            if "duration_s" not in base:
+                raise CampaignError(
+                    f"{where}: key durations_s: missing, and defaults.duration_s is not set"
+                )
+            durations = [base["duration_s"]]
+        nets = block.get("network_profiles") or [base.get("network_profile", "lan")]
+        for ni, net in enumerate(nets):
+            if isinstance(net, str) and net not in known_profiles:
+                raise CampaignError(
+                    f"{where}: key network_profiles.{ni}: unknown profile {net!r}; expected one "
+                    f"of {', '.join(sorted(known_profiles))} or a profile object"
+                )
+        for pi, proto in enumerate(block["prototypes"]):
+            if only_prototypes is not None and proto["name"] not in only_prototypes:
+                continue
+            mpath = (
+                (path.parent / proto["manifest"]).resolve()
+                if "manifest" in proto
+                else REPO / "prototypes" / proto["name"] / "prototype.yaml"
+            )
+            man = None
+            if mpath.is_file():
+                try:
+                    man = _manifest(mpath)
+                except manifests.ManifestError as exc:
+                    raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
+            else:
+                reasons[proto["name"]] = (
+                    f"no manifest {_repo_relative(mpath)} in this checkout (Unity prototypes are "
+                    "built by GameCI where a Unity licence is available)"
+                )
+            versions = proto.get("versions", [PINNED])
+            for vi, version in enumerate(versions):
+                if version != PINNED:
+                    raise CampaignError(
+                        f"{where}: key prototypes.{pi}.versions.{vi}: {version!r}; expected "
+                        f"{PINNED!r} (building other library versions is not supported yet)"
+                    )
+            for ti, (tname, topts, label) in enumerate(_transport_entries(proto)):
+                if man is not None and tname not in man.transport_names:
+                    raise CampaignError(
+                        f"{where}: key prototypes.{pi}.transports.{ti}: {tname!r} is not a "
+                        f"transport of {proto['name']}; expected one of "
+                        f"{', '.join(man.transport_names)}"
+                    )
+                if man is not None:
+                    offered = man.transport(tname).options
+                    for opt in topts:
+                        if opt not in offered:
+                            raise CampaignError(
+                                f"{where}: key prototypes.{pi}.transports.{ti}.options.{opt}: "
+                                f"not an option of {tname}; expected one of "
+                                f"{', '.join(sorted(offered)) or '(none)'}"
+                            )
+                for version, players, wl, dur, net in itertools.product(
+                    versions, block["players"], block["workloads"], durations, nets
+                ):
+                    if man is not None and wl["name"] not in man.workloads:
+                        raise CampaignError(
+                            f"{where}: workload {wl['name']!r} is not offered by "
+                            f"{proto['name']}; expected one of {', '.join(man.workloads)}"
+                        )
+                    for params in _param_axes(wl.get("params", {})):
+                        facts = {
+                            "block": block["name"],
+                            "prototype": proto["name"],
+                            "version": version,
+                            "transport": label or tname,
+                            "players": players,
+                            "workload": wl["name"],
+                            "duration_s": dur,
+                            "network_profile": net,
+                            "params": params,
+                        }
+                        if any(_matches(sel, facts) for sel in doc.get("exclude", [])):
+                            continue
+                        doc_cell = {
+                            **copy.deepcopy(base),
+                            "campaign": doc["name"],
+                            "prototype": _repo_relative(mpath),
+                            "library_version": version,
+                            "transport": tname,
+                            "transport_options": topts,
+                            "players": players,
+                            "workload": wl["name"],
+                            "params": params,
+                            # float: 14 in YAML and 14.0 on a command line are one cell
+                            "duration_s": float(dur),
+                            "network_profile": net,
+                        }
+                        try:
+                            full = cells.validate(doc_cell, source=f"{where}")
+                        except cells.CellError as exc:
+                            raise CampaignError(str(exc)) from None
+                        full.pop("cell_id", None)
+                        readable = cells.derive_cell_id(full)
+                        # The campaign's name of the prototype, not its directory's.
+                        dirname = Path(full["prototype"]).parent.name
+                        readable = proto["name"].replace("/", "-") + readable[len(dirname) :]
+                        if label:
+                            readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
+                        cid = f"{readable}-{content_hash(full)}"
+                        if man is None:
+                            cells_of = unavailable.setdefault(proto["name"], {})
+                            cells_of[cid] = max(cells_of.get(cid, 0), reps)
+                            continue
+                        if cid not in seen:
+                            full["cell_id"] = cid
+                            seen[cid] = (full, block["name"], reps)
+                        else:  # the same cell in two blocks: keep the larger repetition count
+                            prev = seen[cid]
+                            seen[cid] = (prev[0], prev[1], max(prev[2], reps))
+
+    runs: list[Run] = []
+    for cid, (full, block_name, reps) in sorted(seen.items()):
+        for k in range(1, reps + 1):
+            run_cell = dict(full)
+            run_cell["run_id"] = f"r{k}"
+            run_cell["seed"] = run_seed(doc["seed"], cid, run_cell["run_id"])
+            run_cell["block"] = block_name
+            runs.append(Run(run_cell, block_name))
+    runs.sort(key=lambda r: r.key)
+    random.Random(doc["seed"]).shuffle(runs)
+    for i, r in enumerate(runs):
+        r.cell["run_order"] = i
+    gone = [
+        Unavailable(name, reasons[name], len(counts), sum(counts.values()))
+        for name, counts in sorted(unavailable.items())
+    ]
+    if not runs and not gone:
+        raise CampaignError(f"{source}: the matrix and exclude leave no run")
+    return Plan(
+        name=doc["name"],
+        path=path,
+        seed=doc["seed"],
+        description=doc["description"],
+        budget_min=doc.get("budget_min"),
+        runs=runs,
+        unavailable=gone,
+    )
+
+
+def nodes_for(players: int, players_per_node: int) -> int:
+    """SLURM nodes a run needs: one for the server, enough for the players on the others."""
+    return 1 + max(1, math.ceil(players / players_per_node))

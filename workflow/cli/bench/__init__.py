@@ -1,0 +1,1 @@
+"""The tool measuring itself: `netstick bench NAME` writes data/bench/NAME.json."""
