@@ -32,17 +32,17 @@ build: setup
 # Resumes where it stopped; after a hard kill run `.venv/bin/snakemake --unlock` once.
 run: build
 	.venv/bin/snakemake --config campaign=$(CAMPAIGN)
-	@$(PY) -m report.reanalysis >/dev/null && echo "re-analysis of Net-Celerity's data: report/_output/net-celerity-reanalysis/index.html"
+	@.venv/bin/snakemake reanalysis --quiet all && echo "re-analysis of Net-Celerity's data: report/_output/net-celerity-reanalysis/index.html"
 	@echo "report: report/_output/$(CAMPAIGN)/index.html (PDF and RO-Crate beside it)"
 
 # Net-Celerity's committed raw data (data/external/net-celerity) re-analysed with proper statistics.
 reanalysis: setup
-	$(PY) -m report.reanalysis --pdf report/_output/net-celerity-reanalysis/index.pdf
+	.venv/bin/snakemake reanalysis
 
 CAMPAIGN ?= quick
 
 demo: build
-	$(NETSTICK) demo --binary $(BIN)
+	$(NETSTICK) demo
 
 test: build lint test-go fuzz test-python
 
@@ -52,6 +52,7 @@ lint: setup
 	cd workflow/harness/netemu && test -z "$$(gofmt -l .)" && go vet ./...
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/lint-imports
 
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...
@@ -67,22 +68,23 @@ fuzz: setup
 test-python: build
 	$(PY) -m pytest -q
 
+# The tool measuring itself: `netstick bench NAME` writes data/bench/NAME.json.
 bench-prototypes: build
-	$(NETSTICK) bench-prototypes --binary $(BIN) --out data/bench/prototypes.json
+	$(NETSTICK) bench prototypes
 
 bench-harness: build
-	$(NETSTICK) bench-harness --out data/bench/harness.json
+	$(NETSTICK) bench harness
 
 bench-campaign: build
-	$(NETSTICK) bench-campaign --out data/bench/campaign.json
+	$(NETSTICK) bench campaign
 
-# 100 million synthetic RTT samples: Parquet + polars against pandas.read_csv (about 10 minutes).
+# 100 million synthetic RTT samples through the stats stage against pandas.read_csv.
 bench-stats: setup
-	$(PY) -m workflow.cli.bench.stats --out data/bench/stats.json
+	$(NETSTICK) bench stats
 
-# Time and size of the quick campaign's report (figure data, metadata, HTML + PDF, RO-Crate).
+# Time and size of the quick campaign's report (figure data, facts, check-list, HTML + PDF, RO-Crate).
 bench-report: run
-	$(PY) -m workflow.cli.bench.report --results data/results/$(CAMPAIGN) --raw data/raw/$(CAMPAIGN) --out data/bench/report.json
+	$(NETSTICK) bench report --campaign $(CAMPAIGN)
 
 clean:
 	rm -rf $(REF)/bin .pytest_cache .ruff_cache

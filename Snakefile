@@ -20,7 +20,7 @@ from snakemake.utils import validate
 
 from workflow.campaign import expand as campaigns
 from workflow.campaign import progress
-from workflow.campaign import records
+from workflow.campaign import layout
 
 REPO = Path(workflow.basedir)
 validate(config, str(REPO / "workflow" / "schemas" / "config.schema.json"))
@@ -71,6 +71,7 @@ include: "workflow/rules/build.smk"
 include: "workflow/rules/campaign.smk"
 include: "workflow/rules/results.smk"
 include: "workflow/rules/bench.smk"
+include: "workflow/rules/reanalysis.smk"
 
 
 localrules:
@@ -79,6 +80,7 @@ localrules:
     ingest,
     stats,
     figure_data,
+    facts,
     artifact,
     render_report,
     crate,
@@ -92,9 +94,19 @@ rule all:
 
 
 _session = {"started": time.monotonic(), "started_unix_ns": time.time_ns(), "monitor": None}
+# Targets outside the campaign (`snakemake reanalysis`, `snakemake history`, a benchmark) get no
+# campaign progress or summary.
+_OTHER_TARGETS = {"reanalysis", "history", "bench_prototypes"}
+
+
+def _campaign_targeted():
+    targets = set(workflow.dag_settings.targets) if workflow.dag_settings else set()
+    return not targets or not targets <= _OTHER_TARGETS
 
 
 onstart:
+    if not _campaign_targeted():
+        return
     print(progress.describe_plan(PLAN), file=sys.stderr)
     # Locally one run at a time (resource bench); on a cluster up to --jobs at once.
     parallel = 1 if config["cluster"] == "none" else max(1, workflow.resource_settings.nodes or 1)
@@ -102,6 +114,8 @@ onstart:
 
 
 def _finish():
+    if not _campaign_targeted():
+        return
     if _session["monitor"] is not None:
         _session["monitor"].stop()
     doc = progress.summarize(

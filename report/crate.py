@@ -1,7 +1,6 @@
 """The RO-Crate of one campaign: the report, the small stats tables and a manifest of the raw data.
 
-    python -m report.crate report/_output/<campaign> --results data/results/<campaign>
-                           --raw data/raw/<campaign>
+    netstick report CAMPAIGN --step crate   (after --step render)
 
 CRATE_DIR (report/_output/<campaign>/) holds the rendered index.html; this adds
 
@@ -11,20 +10,18 @@ CRATE_DIR (report/_output/<campaign>/) holds the rendered index.html; this adds
 
 The raw data are not copied (a long campaign has gigabytes of logs); the manifest lets anyone
 check a copy of them. Every File entity carries its size and sha256. Metadata come from
-RESULTS/artifact.json (report/artifact.py), so the crate says nothing the artifact does not.
+RESULTS/artifact.json (report/checklist.py), so the crate says nothing the artifact does not.
+The root dataset's licence is the code's (LICENSE) by its SPDX URL.
 Running it again gives the same set of files: copies are replaced, never accumulated.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +29,7 @@ from rocrate.model.contextentity import ContextEntity
 from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
-from report.artifact import sha256_of
-from workflow.campaign import records
+from workflow.files import replace_atomically, sha256_of, write_text
 
 REPORT = "index.html"
 MANIFEST = "raw-manifest.tsv"
@@ -43,7 +39,9 @@ RESULT_TABLES = (
     "runs.csv",
     "cells.csv",
     "comparisons.csv",
+    "changepoints.csv",
     "findings.json",
+    "metrics.json",
     "ingest.json",
     "artifact.json",
 )
@@ -60,7 +58,11 @@ DESCRIPTIONS = {
     "runs.csv": "one row per planned run (ok, failed, not run) with its per-run metrics",
     "cells.csv": "per cell and metric: median over runs with its 95 % interval",
     "comparisons.csv": "transports compared in the same context: ratios, effect sizes, p-values",
-    "findings.json": "the report's statements with their numbers and what cannot be concluded",
+    "changepoints.csv": "per-version medians of the cells run with several library versions, "
+    "with the change points found in them",
+    "findings.json": "the findings as records (kind, context, estimate, interval, unit) "
+    "including what cannot be concluded",
+    "metrics.json": "every metric's name, label and unit",
     "ingest.json": "rows read and rows left out per file by the ingest",
     "artifact.json": "artifact-evaluation metadata: code, environment, hardware, disk, time",
     "plan.json": "the expanded campaign: seed, seeded run order, every run's cell",
@@ -88,7 +90,7 @@ def raw_manifest(raw: Path, out: Path) -> int:
                 continue
     rows.sort()
     text = "path\tbytes\tsha256\n" + "".join(f"{p}\t{n}\t{h}\n" for p, n, h in rows)
-    records.write_text(out, text)
+    write_text(out, text)
     return len(rows)
 
 
@@ -109,7 +111,13 @@ def _licence_entity(crate: ROCrate, artifact: dict[str, Any]) -> ContextEntity:
             ContextEntity(
                 crate,
                 f"https://spdx.org/licenses/{code['spdx']}",
-                properties={"@type": "CreativeWork", "name": code.get("first_line")},
+                properties={
+                    "@type": "CreativeWork",
+                    "name": code.get("first_line"),
+                    "identifier": code["spdx"],
+                    "description": f"the licence file {code.get('file')} of the code, "
+                    f"sha256 {code.get('sha256')}",
+                },
             )
         )
     # No licence file: say so rather than leave the required property empty or invent one.
@@ -141,7 +149,7 @@ def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, A
     for name, src in [(n, results / n) for n in RESULT_TABLES] + [(n, raw / n) for n in RAW_FILES]:
         dest = data / name
         if src.is_file():
-            records.replace_atomically(dest, lambda tmp, src=src: shutil.copyfile(src, tmp))
+            replace_atomically(dest, lambda tmp, src=src: shutil.copyfile(src, tmp))
             copied.append((dest, DESCRIPTIONS[name]))
         else:
             # A copy left by an earlier run would describe other results: remove it.
@@ -238,26 +246,3 @@ def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, A
         crate.metadata.write(Path(tmp))
         os.replace(Path(tmp) / METADATA, out)
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m report.crate", description=__doc__)
-    ap.add_argument("crate_dir", type=Path, help="report/_output/<campaign> (with index.html)")
-    ap.add_argument("--results", type=Path, required=True, help="data/results/<campaign>")
-    ap.add_argument("--raw", type=Path, required=True, help="data/raw/<campaign>")
-    args = ap.parse_args(argv)
-    art_path = args.results / "artifact.json"
-    try:
-        artifact = json.loads(art_path.read_text())
-    except (OSError, ValueError) as exc:
-        ap.error(
-            f"--results: {art_path} could not be read ({exc}); write it first with "
-            f"python -m report.artifact {args.results} --raw {args.raw}"
-        )
-    out = write_crate(args.crate_dir, args.results, args.raw, artifact)
-    print(f"crate: {out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,44 +1,59 @@
 """Shape the stats stage's tables into one small CSV per report figure, with its caption.
 
-    python -m report.figdata data/results/<campaign>   ->   data/results/<campaign>/figures/
+    netstick report CAMPAIGN --step figures   ->   data/results/<campaign>/figures/
 
-The R chunks of report/campaign.qmd only read these files and draw: every number on a figure
-(interval, median, per-second value, change point) was computed by the stats stage or here, in
-Python. figures/manifest.json lists every figure type the report knows, whether this campaign
-can have it, why not when it cannot, its CSV files and its caption (what was measured, the
-interval, how many runs). Tests compare the rendered page against this manifest.
+The R chunks of report/campaign.qmd only read these files and print or draw them: every number
+on a figure (interval, median, per-second value, change point) was computed by the stats stage
+(runs, cells, timeseries, changepoints, metrics.json) and is converted to its shown unit here,
+through report/sentences.py. figures/manifest.json lists every figure type the report knows,
+whether this campaign can have it, why not when it cannot, its CSV files and its caption (what
+was measured, the interval, how many runs). Tests compare the rendered page against this
+manifest. Beside the figures: findings.md (every finding's sentence, grouped), cells-table.csv
+(the cells table in shown units) and warmup.csv.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from stats import analyse, regress, timeseries
-from workflow.campaign import records
+from report import sentences
+from workflow.files import read_json, replace_atomically, write_json, write_text
 
-# How each metric is shown: the facet label with its unit, and the divisor from the stored unit
-# (µs, bytes) to the shown one.
-DISPLAY: dict[str, tuple[str, float]] = {
-    "rtt_net_p50_us": ("RTT p50 (ms)", 1e3),
-    "rtt_net_p95_us": ("RTT p95 (ms)", 1e3),
-    "rtt_net_p99_us": ("RTT p99 (ms)", 1e3),
-    "rtt_net_sd_us": ("RTT SD per second (ms)", 1e3),
-    "server_cpu_cores": ("server CPU (cores)", 1.0),
-    "client_cpu_cores": ("client CPU (cores)", 1.0),
-    "server_rss_bytes": ("server RSS (MiB)", 2.0**20),
-    "server_tx_bytes_per_s": ("server send (KiB/s)", 2.0**10),
-    "server_rx_bytes_per_s": ("server receive (KiB/s)", 2.0**10),
-}
 MAX_TIME_CELLS = 8  # warm-up panels: more would be unreadable on one figure
 SIZE_ORDER = {"S": 0, "M": 1, "L": 2, "XL": 3}
+# The metrics of the cells table, in its column order.
+TABLE_METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_rss_bytes")
+
+
+@dataclass(frozen=True)
+class Display:
+    """How each metric is shown (from the stats stage's metrics.json): its label with the shown
+    unit, its divisor from the stored unit, and its plain label and shown unit."""
+
+    labels: dict[str, str]
+    divisors: dict[str, float]
+    names: dict[str, str]
+    units: dict[str, str]
+    thresholds_us: tuple[float, ...]
+
+    @classmethod
+    def read(cls, path: Path) -> Display:
+        doc = read_json(path)
+        if doc is None:
+            raise ValueError(f"{path}: missing or not a JSON object; run the stats stage first")
+        labels, divisors, names, units = {}, {}, {}, {}
+        # Series labels first: a metric of both lists is labelled as a cell metric.
+        for m in [*doc.get("series", []), *doc.get("metrics", [])]:
+            shown, divisor = sentences.SHOWN[m["unit"]]
+            labels[m["name"]] = f"{m['label']} ({shown})"
+            divisors[m["name"]] = divisor
+            names[m["name"]] = m["label"]
+            units[m["name"]] = shown
+        return cls(labels, divisors, names, units, tuple(doc.get("thresholds_us", ())))
 
 
 @dataclass
@@ -51,6 +66,7 @@ class Figure:
     caption: str = ""
     runs: int = 0
     panels: int = 1  # distinct panels: the report lays out and sizes the figure by it
+    lines: list[float] = field(default_factory=list)  # horizontal reference lines (shown unit)
 
 
 def _level_pct(cells: pl.DataFrame) -> int:
@@ -80,7 +96,7 @@ def _panel(df: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     for k in varying:
         col = pl.col(k).cast(pl.String)
         if k == "params":
-            col = col.map_elements(analyse.params_label, return_dtype=pl.String)
+            col = col.map_elements(sentences.params_label, return_dtype=pl.String)
         elif k == "duration_s":
             col = pl.format("{} s", col)
         elif k == "library_version":
@@ -101,21 +117,18 @@ def _keep_groups(df: pl.DataFrame, keys: Sequence[str], column: str, least: int)
     return df.filter(pl.col(column).n_unique().over(keys) >= least)
 
 
-def _display(df: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
+def _display(df: pl.DataFrame, disp: Display, columns: Sequence[str]) -> pl.DataFrame:
     """Add metric_label and y-columns in the shown unit (columns value/estimate -> y, ci_low ->
     y_low, ci_high -> y_high)."""
-    labels = {m: d[0] for m, d in DISPLAY.items()}
-    div = pl.col("metric").replace_strict(
-        {m: d[1] for m, d in DISPLAY.items()}, default=1.0, return_dtype=pl.Float64
-    )
+    div = pl.col("metric").replace_strict(disp.divisors, default=1.0, return_dtype=pl.Float64)
     names = {"value": "y", "estimate": "y", "ci_low": "y_low", "ci_high": "y_high"}
-    label = pl.col("metric").replace_strict(labels, default=pl.col("metric"))
+    label = pl.col("metric").replace_strict(disp.labels, default=pl.col("metric"))
     exprs = [(pl.col(c) / div).alias(names[c]) for c in columns if c in df.columns]
     return df.with_columns(label.alias("metric_label"), *exprs)
 
 
 def _write(df: pl.DataFrame, out: Path, name: str) -> str:
-    records.replace_atomically(out / name, df.write_csv)
+    replace_atomically(out / name, df.write_csv)
     return name
 
 
@@ -139,18 +152,20 @@ def _points_and_intervals(
 
 
 def _cells_for(cells: pl.DataFrame, metrics: Sequence[str]) -> pl.DataFrame:
-    sub = cells.filter(pl.col("metric").is_in(list(metrics)))
-    return _display(sub, ("estimate", "ci_low", "ci_high"))
+    """Rows of the cells table (already in shown units, see shape) for these metrics."""
+    return cells.filter(pl.col("metric").is_in(list(metrics)))
 
 
-def _runs_long(ok: pl.DataFrame, metrics: Sequence[str], keys: Sequence[str]) -> pl.DataFrame:
+def _runs_long(
+    ok: pl.DataFrame, metrics: Sequence[str], keys: Sequence[str], disp: Display
+) -> pl.DataFrame:
     have = [m for m in metrics if m in ok.columns]
     return (
         ok.select(*keys, "run_id", *have)
         .unpivot(index=[*keys, "run_id"], on=have, variable_name="metric", value_name="value")
         .with_columns(pl.col("value").cast(pl.Float64))
         .drop_nulls("value")
-        .pipe(_display, ("value",))
+        .pipe(_display, disp, ("value",))
     )
 
 
@@ -165,6 +180,7 @@ def _by_players(
     metrics: Sequence[str],
     out: Path,
     what: str,
+    disp: Display,
 ) -> Figure:
     # Only contexts with several player counts say anything against players; if the campaign
     # has none, every cell is drawn at its one player count.
@@ -172,7 +188,7 @@ def _by_players(
     left_out = ok["cell_id"].n_unique() - scaled["cell_id"].n_unique() if scaled.height else 0
     ok = scaled if scaled.height else ok
     keys = [k for k in ROW_KEYS if k in ok.columns]
-    runs = _panel(_series(_runs_long(ok, metrics, keys)), PANEL_KEYS)
+    runs = _panel(_series(_runs_long(ok, metrics, keys, disp)), PANEL_KEYS)
     cell = _cells_for(cells, metrics).filter(pl.col("cell_id").is_in(ok["cell_id"].to_list()))
     cell = _panel(
         _series(
@@ -202,7 +218,7 @@ def _by_players(
     return fig
 
 
-def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
+def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -> Figure:
     fig = Figure("idle-active", "Idle against active", expected=False)
     workloads = set(ok["workload"].unique().to_list()) if ok.height else set()
     if not {"idle", "active"} <= workloads:
@@ -216,7 +232,7 @@ def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     )
     sub = _cells_for(cells, metrics).filter(pl.col("cell_id").is_in(subruns["cell_id"].to_list()))
     keys = [k for k in ROW_KEYS if k in ok.columns]
-    runs = _series(_runs_long(subruns, metrics, keys))
+    runs = _series(_runs_long(subruns, metrics, keys, disp))
     what = (
         "RTT p50 of the network probe and server CPU with idle players (connected, not moving) "
         "and active players, per transport and player count."
@@ -251,9 +267,7 @@ def _rtt_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
         if k in ok.columns
     ]
     meta = ok.select(*keys)
-    data = _display(
-        rtt.filter(pl.col("cell_id").is_in(chosen)).join(meta, on=["cell_id", "run_id"]), ("value",)
-    )
+    data = rtt.filter(pl.col("cell_id").is_in(chosen)).join(meta, on=["cell_id", "run_id"])
     data = data.with_columns(
         pl.format(
             "{} {} p{} {}",
@@ -292,7 +306,7 @@ def _rtt_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
     return fig
 
 
-def _world_size(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
+def _world_size(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -> Figure:
     fig = Figure("world-size", "Resource use against world size", expected=False)
     # The world workload's size is the number of networked blocks (S/M/L); other workloads' size
     # parameters (a stream's payload bytes) are not world sizes.
@@ -304,7 +318,7 @@ def _world_size(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     size = pl.col("params").str.json_path_match("$.size").alias("size")
     metrics = ("server_cpu_cores", "server_rss_bytes", "server_tx_bytes_per_s")
     keys = [k for k in ROW_KEYS if k in ok.columns]
-    runs = _series(_runs_long(sized, metrics, keys)).with_columns(size)
+    runs = _series(_runs_long(sized, metrics, keys, disp)).with_columns(size)
     cell = _series(
         _cells_for(cells, metrics).filter(pl.col("cell_id").is_in(sized["cell_id"].to_list()))
     ).with_columns(size)
@@ -333,7 +347,7 @@ def _envmod_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
         fig.reason = "no per-second series for the environment-modification runs"
         return fig
     fig.expected = True
-    data = _display(_series(data), ("value",))
+    data = _series(data)
     # The band: median and range over the runs of a transport, per second.
     band = (
         data.group_by(["series", "metric", "metric_label", "t_s"])
@@ -356,7 +370,7 @@ def _envmod_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
     return fig
 
 
-def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
+def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -> Figure:
     fig = Figure("profiles", "Transports under network profiles", expected=False)
     if ok.height == 0 or ok["network_profile"].n_unique() < 2:
         fig.reason = "one network profile only"
@@ -368,7 +382,7 @@ def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
         ok, [k for k in keys if k not in ("cell_id", "network_profile")], "network_profile", 2
     )
     cells = cells.filter(pl.col("cell_id").is_in(ok["cell_id"].to_list()))
-    runs = _panel(_series(_runs_long(ok, metrics, keys)), ("players", "workload", "params"))
+    runs = _panel(_series(_runs_long(ok, metrics, keys, disp)), ("players", "workload", "params"))
     cell = _panel(_series(_cells_for(cells, metrics)), ("players", "workload", "params"))
     what = (
         "RTT p50 and p99 of the network probe per transport under each network profile "
@@ -377,61 +391,35 @@ def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
     return _points_and_intervals(fig, runs, cell, out, what, _level_pct(cells), ok.height)
 
 
-def _versions(ok: pl.DataFrame, cells: pl.DataFrame, out: Path) -> Figure:
+def _versions(
+    ok: pl.DataFrame, cells: pl.DataFrame, changes: pl.DataFrame, out: Path, disp: Display
+) -> Figure:
     fig = Figure("versions", "Per-version trends and change points", expected=False)
-    keys = ["prototype", "transport", "players", "workload", "params", "network_profile"]
-    # "pinned" names whatever version the lock files hold: it has no place in a version order.
-    ok = ok.filter(pl.col("library_version") != "pinned")
-    if ok.height == 0 or _keep_groups(ok, keys, "library_version", 2).height == 0:
+    if changes.height == 0:
         fig.reason = (
             "no cell was run with several library versions "
             "(only the pinned versions can be built here)"
         )
         return fig
     fig.expected = True
-    metric = "rtt_net_p50_us"
-    keys = ["prototype", "transport", "players", "workload", "params", "network_profile"]
-    cell = _cells_for(cells, [metric]).select("cell_id", "estimate", "ci_low", "ci_high", "n_runs")
-    version_of = ok.select("cell_id", "library_version").unique()
-    cell = cell.join(version_of, on="cell_id")
-    ctx = ok.select("cell_id", *keys).unique()
-    cell = _keep_groups(cell.join(ctx, on="cell_id"), keys, "library_version", 2)
-    versions = sorted(cell["library_version"].unique().to_list(), key=_version_key)
-    order = {v: i for i, v in enumerate(versions)}
-    cell = cell.with_columns(
-        pl.col("library_version")
-        .replace_strict(order, return_dtype=pl.Int64)
-        .alias("version_order")
-    )
-    rows = []
-    for _, g in cell.group_by(keys, maintain_order=True):
-        g = g.sort("version_order")
-        cps = regress.detect_change_points(g["estimate"].to_numpy())
-        flags = np.zeros(g.height, dtype=bool)
-        flags[cps.indices] = True
-        rows.append(
-            g.with_columns(pl.Series("change_point", flags), pl.lit(cps.note).alias("cp_note"))
-        )
-    data = _panel(_series(pl.concat(rows)), ("players", "workload", "params", "network_profile"))
-    data = _display(
-        data.with_columns(pl.lit(metric).alias("metric")), ("estimate", "ci_low", "ci_high")
-    )
+    # The stats stage found the change points (changepoints.csv); here only the cells'
+    # intervals are added and the units converted.
+    shown = cells.select("cell_id", "metric", "y", "y_low", "y_high", "metric_label", "n_runs")
+    data = changes.rename({"note": "cp_note"}).join(shown, on=["cell_id", "metric"], how="left")
+    data = _panel(_series(data), ("players", "workload", "params", "network_profile"))
     fig.files = [_write(data, out, f"{fig.id}.cells.csv")]
-    fig.runs = ok.height
+    versioned = ok.filter(pl.col("cell_id").is_in(data["cell_id"].to_list()))
+    fig.runs = versioned.height
     n_cp = int(data["change_point"].sum())
+    metric = data["metric"][0]
     fig.caption = (
-        "RTT p50 of the network probe per library version (in version order), median over runs "
-        f"with its {_level_pct(cells)} % order-statistic interval; red: change points found by "
-        f"E-divisive (apache-otava) on the series of cell medians ({n_cp} found). "
-        f"{ok.height} ok runs over {ok['library_version'].n_unique()} versions."
+        f"{disp.names.get(metric, metric)} of the network probe per library version (in version "
+        f"order), median over runs with its {_level_pct(cells)} % order-statistic interval; red: "
+        f"change points found by E-divisive (apache-otava) on the series of cell medians "
+        f"({n_cp} found). {versioned.height} ok runs over "
+        f"{data['library_version'].n_unique()} versions."
     )
     return fig
-
-
-def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """Natural order: 1.9 before 1.10, nightly-2026-01-02 before nightly-2026-01-10."""
-    parts = re.findall(r"\d+|[^\d]+", version)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def warmup_table(ok: pl.DataFrame) -> pl.DataFrame:
@@ -459,16 +447,56 @@ def warmup_table(ok: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
+    """The report's cells table: per cell its ok/planned runs and, per TABLE_METRICS, the median
+    and its interval in the shown unit (3 significant digits; "n/a" without a median, empty
+    without an interval); and a sentence naming the shown units."""
+    first = cells.filter(pl.col("metric") == TABLE_METRICS[0])
+    table = first.select("cell_id", pl.format("{}/{}", "n_runs", "runs_planned").alias("runs"))
+    for metric in TABLE_METRICS:
+        name = disp.names.get(metric, metric)
+        rows = {
+            r["cell_id"]: r for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
+        }
+        values, bounds = [], []
+        for cell_id in table["cell_id"]:
+            r = rows.get(cell_id) or {}
+            values.append(sentences.fmt(r.get("y")))
+            low = r.get("y_low")
+            bounds.append(
+                "" if low is None else f"[{sentences.fmt(low)}, {sentences.fmt(r.get('y_high'))}]"
+            )
+        table = table.with_columns(
+            pl.Series(name, values, dtype=pl.String),
+            pl.Series(f"{name} interval", bounds, dtype=pl.String),
+        )
+    units = ", ".join(
+        f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in TABLE_METRICS
+    )
+    return table, units
+
+
+def findings_markdown(results: Path) -> str:
+    """Every finding of findings.json as its sentence, grouped (report/sentences.py)."""
+    doc = read_json(results / "findings.json")
+    if doc is None:
+        raise ValueError(f"{results / 'findings.json'}: missing or not JSON; run the stats stage")
+    return sentences.markdown(doc.get("findings") or [])
+
+
 def shape(results: Path) -> list[Figure]:
-    """Write results/figures/*.csv and manifest.json; return the manifest's figures."""
+    """Write results/figures/*.csv, findings.md and manifest.json; return the manifest's
+    figures."""
     out = results / "figures"
     out.mkdir(parents=True, exist_ok=True)
+    disp = Display.read(results / "metrics.json")
     runs = pl.read_parquet(results / "runs.parquet")
-    cells = pl.read_parquet(results / "cells.parquet")
-    ts_path = results / "timeseries.parquet"
-    series = (
-        pl.read_parquet(ts_path) if ts_path.is_file() else pl.DataFrame(schema=timeseries.SCHEMA)
+    # Every stored value becomes its shown value once, here.
+    cells = _display(
+        pl.read_parquet(results / "cells.parquet"), disp, ("estimate", "ci_low", "ci_high")
     )
+    series = _display(pl.read_parquet(results / "timeseries.parquet"), disp, ("value",))
+    changes = pl.read_parquet(results / "changepoints.parquet")
     ok = runs.filter(pl.col("status") == "ok")
     figs: list[Figure] = []
     by_players = (
@@ -489,31 +517,23 @@ def shape(results: Path) -> list[Figure]:
             fig.reason = "no ok run measured " + " or ".join(metrics)
         else:
             fig.expected = True
-            fig = _by_players(fig, ok, cells, have, out, what)
+            fig = _by_players(fig, ok, cells, have, out, what, disp)
         figs.append(fig)
-    figs.append(_idle_active(ok, cells, out))
+    figs[0].lines = [sentences.convert(t, "us")[0] or 0.0 for t in disp.thresholds_us]
+    figs.append(_idle_active(ok, cells, out, disp))
     figs.append(_rtt_time(ok, series, out))
-    figs.append(_world_size(ok, cells, out))
+    figs.append(_world_size(ok, cells, out, disp))
     figs.append(_envmod_time(ok, series, out))
-    figs.append(_profiles(ok, cells, out))
-    figs.append(_versions(ok, cells, out))
+    figs.append(_profiles(ok, cells, out, disp))
+    figs.append(_versions(ok, cells, changes, out, disp))
     _write(warmup_table(ok), out, "warmup.csv")
-    doc = {"figures": [asdict(f) for f in figs]}
-    records.write_text(out / "manifest.json", json.dumps(doc, indent=2) + "\n")
+    table, units = cells_table(cells, disp)
+    _write(table, out, "cells-table.csv")
+    write_text(out / "findings.md", findings_markdown(results))
+    doc = {
+        "figures": [asdict(f) for f in figs],
+        "tables": {"cells": {"file": "cells-table.csv", "units": units}},
+        "findings": "findings.md",
+    }
+    write_json(out / "manifest.json", doc, sort_keys=False)
     return figs
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m report.figdata", description=__doc__)
-    ap.add_argument("results", type=Path, help="data/results/<campaign> (stats stage output)")
-    args = ap.parse_args(argv)
-    for name in ("runs.parquet", "cells.parquet"):
-        if not (args.results / name).is_file():
-            ap.error(f"{args.results / name}: missing; run the stats stage first")
-    for f in shape(args.results):
-        print(f"{f.id}: " + ("drawn" if f.expected else f"not drawn: {f.reason}"))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,6 @@
 """Render a report (.qmd in report/) into one self-contained HTML file, and optionally a PDF.
 
-    python -m report.render data/results/<campaign> --raw data/raw/<campaign> --out FILE.html
-                            [--pdf FILE.pdf] [--source campaign.qmd]
+    netstick report CAMPAIGN --step render   ->   report/_output/<campaign>/index.html, .pdf
 
 With Quarto on PATH: `quarto render` (HTML, and typst for the PDF). Without it (Quarto cannot be
 installed everywhere): the same .qmd through R's rmarkdown and knitr, which read its `output:`
@@ -13,14 +12,13 @@ and two renders do not collide; outputs are moved into place atomically.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
-from workflow.campaign import records
+from workflow.files import replace_atomically
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "campaign.qmd"
@@ -62,7 +60,7 @@ def _run(argv: list[str], cwd: Path, what: str, env: dict[str, str] | None = Non
 def _place(built: Path, out: Path) -> None:
     if not built.is_file():
         raise RenderError(f"the renderer reported success but wrote no {built.name}")
-    records.replace_atomically(out, lambda tmp: shutil.copy(built, tmp))
+    replace_atomically(out, lambda tmp: shutil.copy(built, tmp))
 
 
 def _pandoc3() -> str:
@@ -151,30 +149,3 @@ def render(
                 built = _pdf_via_typst(work, qmd, params)
             _place(built, pdf)
     return which
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m report.render", description=__doc__)
-    ap.add_argument("results", type=Path, help="data/results/<campaign>")
-    ap.add_argument("--raw", type=Path, required=True, help="data/raw/<campaign> (plan.json)")
-    ap.add_argument("--out", type=Path, required=True, help="the HTML file to write")
-    ap.add_argument("--pdf", type=Path, help="also write this PDF (pandoc 3 + typst)")
-    ap.add_argument(
-        "--source", type=Path, default=SOURCE, help=f"the .qmd to render (default {SOURCE.name})"
-    )
-    args = ap.parse_args(argv)
-    source = args.source if args.source.is_absolute() else HERE / args.source.name
-    if not source.is_file():
-        ap.error(f"--source: {source} does not exist; expected a .qmd in report/")
-    params = {"results": str(args.results.resolve()), "raw": str(args.raw.resolve())}
-    try:
-        which = render(params, args.out, source=source, pdf=args.pdf)
-    except RenderError as exc:
-        print(f"report: {exc}")
-        return 1
-    print(f"report ({which}): {args.out}" + (f" and {args.pdf}" if args.pdf else ""))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

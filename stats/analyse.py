@@ -2,11 +2,18 @@
 
     runs.parquet -> cells.parquet/.csv         one row per cell x metric
                     comparisons.parquet/.csv   transport against transport
-                    findings.json              statements with numbers
+                    changepoints.parquet/.csv  per-version series of cell medians, change points
+                    findings.json              findings as records (no prose)
+                    metrics.json               every metric's name, label and unit
     (all in data/results/<campaign>/)
 
 Every interval is across runs (a run is the unit of independence). A cell with too few runs for
 an interval gets its point estimate and a note instead; nothing is silently dropped.
+
+A finding is a record: kind, context (cell keys, metric, ...), estimate, interval ([low, high]
+or null), unit (one of UNITS, the stored unit: µs stay "us"), level where there is an interval,
+and fields such as p_adjusted and n_runs. The report (report/sentences.py) writes the sentences
+and converts units for display.
 """
 
 from __future__ import annotations
@@ -14,26 +21,32 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from stats import compare, intervals, scaling
-from workflow.campaign import records
+from stats import changepoints, compare, intervals, scaling
+from stats.findings import LEVEL, UNITS, finding, num
+from workflow.files import replace_atomically, write_json
 
+# Per-run metrics with an interval per cell: (runs.parquet column, label, unit).
 METRICS = (
-    ("rtt_net_p50_us", "RTT p50", "µs"),
-    ("rtt_net_p95_us", "RTT p95", "µs"),
-    ("rtt_net_p99_us", "RTT p99", "µs"),
-    ("send_late_p99_us", "send lateness p99", "µs"),
+    ("rtt_net_p50_us", "RTT p50", "us"),
+    ("rtt_net_p95_us", "RTT p95", "us"),
+    ("rtt_net_p99_us", "RTT p99", "us"),
+    ("send_late_p99_us", "send lateness p99", "us"),
     ("server_cpu_cores", "server CPU", "cores"),
     ("client_cpu_cores", "client CPU", "cores"),
     ("server_rss_bytes", "server RSS", "bytes"),
-    ("server_tx_bytes_per_s", "server outbound", "B/s"),
-    ("server_rx_bytes_per_s", "server inbound", "B/s"),
+    ("server_tx_bytes_per_s", "server send", "bytes/s"),
+    ("server_rx_bytes_per_s", "server receive", "bytes/s"),
+)
+# Per-second metrics of timeseries.parquet (stats/timeseries.py) the cell metrics do not name.
+SERIES_METRICS = (
+    ("rtt_net_sd_us", "RTT SD per second", "us"),
+    ("rtt_net_n", "probe samples per second", "count"),
 )
 CELL_KEYS = (
     "cell_id",
@@ -47,7 +60,6 @@ CELL_KEYS = (
 # Cells that differ only in transport are compared with each other.
 CONTEXT_KEYS = ("prototype", "players", "workload", "params", "network_profile", "duration_s")
 THRESHOLDS_MS = (50, 75, 100)  # the papers' playability thresholds
-LEVEL = 0.95
 BOOTSTRAP_MIN_RUNS = 20  # the median's bootstrap reached nominal coverage from 20 runs
 
 
@@ -56,10 +68,6 @@ def _values(df: pl.DataFrame, metric: str) -> np.ndarray:
         return np.empty(0)
     arr = df[metric].cast(pl.Float64, strict=False).to_numpy()
     return arr[np.isfinite(arr)]
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
@@ -87,13 +95,13 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
                     "metric": metric,
                     "label": label,
                     "unit": unit,
-                    "estimate": _num(iv.estimate),
-                    "ci_low": _num(iv.low),
-                    "ci_high": _num(iv.high),
+                    "estimate": num(iv.estimate),
+                    "ci_low": num(iv.low),
+                    "ci_high": num(iv.high),
                     "ci_level": LEVEL,
                     "method": "order statistics (median over runs)",
-                    "boot_low": _num(boot.low),
-                    "boot_high": _num(boot.high),
+                    "boot_low": num(boot.low),
+                    "boot_high": num(boot.high),
                     "boot_method": f"bootstrap {boot.method}, seed {seed}",
                     "boot_note": boot_note,
                     "n_runs": len(vals),
@@ -125,12 +133,12 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
                         "metric": metric,
                         "a": a,
                         "b": b,
-                        "ratio_b_over_a": _num(ratio.estimate),
-                        "ci_low": _num(ratio.low),
-                        "ci_high": _num(ratio.high),
-                        "cliffs_delta": _num(compare.cliffs_delta(va, vb)),
-                        "hodges_lehmann": _num(compare.hodges_lehmann(va, vb)),
-                        "p_value": _num(compare.mann_whitney_p(va, vb)),
+                        "ratio_b_over_a": num(ratio.estimate),
+                        "ci_low": num(ratio.low),
+                        "ci_high": num(ratio.high),
+                        "cliffs_delta": num(compare.cliffs_delta(va, vb)),
+                        "hodges_lehmann": num(compare.hodges_lehmann(va, vb)),
+                        "p_value": num(compare.mann_whitney_p(va, vb)),
                         "n_a": len(va),
                         "n_b": len(vb),
                         "note": ratio.note,
@@ -143,22 +151,12 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return df
 
 
-def _fmt(x: float | None, unit: str) -> str:
-    if x is None:
-        return "n/a"
-    if unit == "µs":
-        return f"{x / 1000:.3g} ms"
-    return f"{x:.3g} {unit}"
-
-
-def params_label(params: str | None) -> str:
-    """'{"size": "S", "rate_hz": 30}' -> 'rate_hz=30 size=S'; '' for no parameters. Statements
-    and figures name a cell's workload parameters this way."""
+def _params(value: Any) -> Any:
+    """A cell's params JSON text as the object it holds (a finding's context is data)."""
     try:
-        doc = json.loads(params) if params else {}
+        return json.loads(value) if isinstance(value, str) and value else value
     except ValueError:
-        return str(params)
-    return " ".join(f"{k}={v}" for k, v in sorted(doc.items())) if isinstance(doc, dict) else ""
+        return value
 
 
 def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) -> list[dict]:
@@ -170,7 +168,7 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
     ]
     for ctx, group in ok.group_by(group_keys, maintain_order=True):
         players = sorted(set(group["players"].to_list()))
-        name = " ".join(str(c) for c in ctx[1:3])
+        where = dict(zip(group_keys, ctx, strict=True))
         if len(players) >= 2 and "rtt_net_p50_us" in group.columns:
             g = scaling.growth(
                 group.with_columns(pl.lit("x").alias("_g")),
@@ -181,20 +179,19 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                 group="_g",
             )
             out.append(
-                {
-                    "kind": "scaling",
-                    "statement": f"{name}: RTT p50 grows {g.estimate:.2g}x "
-                    f"[{g.low:.2g}, {g.high:.2g}] from {players[0]} to {players[-1]} players"
-                    if g.note is None
-                    else f"{name}: RTT p50 growth from {players[0]} to {players[-1]} players "
-                    f"not estimated: {g.note}",
-                    "context": dict(zip(group_keys, ctx, strict=True)),
-                    "estimate": _num(g.estimate),
-                    "ci_low": _num(g.low),
-                    "ci_high": _num(g.high),
-                    "note": g.note,
-                }
-            )
+                finding(
+                    "scaling",
+                    {**where, "metric": "rtt_net_p50_us", "players_from": players[0],
+                     "players_to": players[-1]},
+                    g.estimate if g.note is None else None,
+                    "ratio",
+                    g.low if g.note is None else None,
+                    g.high if g.note is None else None,
+                    g.level,
+                    n_runs=g.n_low + g.n_high,
+                    note=g.note,
+                )
+            )  # fmt: skip
             for metric in ("rtt_net_p50_us", "rtt_net_p95_us"):
                 if metric not in group.columns:
                     continue
@@ -205,18 +202,12 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                     )  # fmt: skip
                     if c.note is None:
                         out.append(
-                            {
-                                "kind": "threshold",
-                                "statement": f"{name}: {metric.split('_')[2]} RTT crosses {ms} ms"
-                                f" at {c.estimate:.0f} players [{c.low:.0f}, {c.high:.0f}]",
-                                "context": dict(zip(group_keys, ctx, strict=True)),
-                                "metric": metric,
-                                "threshold_ms": ms,
-                                "estimate": _num(c.estimate),
-                                "ci_low": _num(c.low),
-                                "ci_high": _num(c.high),
-                            }
-                        )
+                            finding(
+                                "threshold",
+                                {**where, "metric": metric, "threshold_us": ms * 1000.0},
+                                c.estimate, "players", c.low, c.high, c.level, n_runs=c.n,
+                            )
+                        )  # fmt: skip
     # Slopes per transport (statsmodels OLS, metric ~ players x transport) where a context has
     # several player counts.
     ctx_keys = [k for k in ("prototype", "workload", "network_profile") if k in ok.columns]
@@ -228,89 +219,87 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
             if slope.note is not None and not math.isfinite(slope.slope):
                 continue
             out.append(
-                {
-                    "kind": "slope",
-                    "statement": f"{value} {ctx[1]}: RTT p50 changes by "
-                    f"{slope.slope * 100 / 1000:.3g} ms per 100 players "
-                    f"[{slope.slope_low * 100 / 1000:.3g}, {slope.slope_high * 100 / 1000:.3g}]"
-                    f" (OLS over {slope.n} runs, HC3)" + (f"; {slope.note}" if slope.note else ""),
-                    "context": {**dict(zip(ctx_keys, ctx, strict=True)), "transport": value},
-                    "slope_us_per_player": _num(slope.slope),
-                    "ci_low": _num(slope.slope_low),
-                    "ci_high": _num(slope.slope_high),
-                }
-            )
+                finding(
+                    "slope",
+                    {**dict(zip(ctx_keys, ctx, strict=True)), "transport": value,
+                     "metric": "rtt_net_p50_us"},
+                    slope.slope, "us/player", slope.slope_low, slope.slope_high, slope.level,
+                    n_runs=slope.n, note=slope.note,
+                )
+            )  # fmt: skip
     # Comparisons whose interval excludes 1 after Benjamini-Hochberg.
     if comps.height:
         sig = comps.filter((pl.col("p_bh") < 0.05) & pl.col("ci_low").is_not_null())
         for r in sig.iter_rows(named=True):
             if r["ci_low"] <= 1.0 <= r["ci_high"]:
                 continue
-            label = params_label(r.get("params"))
-            where = f" ({label})" if label else ""
+            keys = ("a", "b", "metric", *(k for k in CONTEXT_KEYS if k in r))
+            context = {k: _params(r[k]) if k == "params" else r[k] for k in keys}
             out.append(
-                {
-                    "kind": "comparison",
-                    "statement": f"{r['b']} {r['metric']} is {r['ratio_b_over_a']:.2g}x "
-                    f"[{r['ci_low']:.2g}, {r['ci_high']:.2g}] that of {r['a']} at "
-                    f"{r['players']} players, {r['workload']}{where}, {r['network_profile']} "
-                    f"(Cliff's delta {r['cliffs_delta']:.2f}, BH-adjusted p {r['p_bh']:.3g})",
-                    **{k: r[k] for k in ("a", "b", "metric", "players", "workload")},
-                    "estimate": r["ratio_b_over_a"],
-                    "ci_low": r["ci_low"],
-                    "ci_high": r["ci_high"],
-                }
-            )
+                finding(
+                    "comparison", context, r["ratio_b_over_a"], "ratio", r["ci_low"], r["ci_high"],
+                    cliffs_delta=num(r["cliffs_delta"]), p_adjusted=num(r["p_bh"]),
+                    p_adjustment="Benjamini-Hochberg", n_runs=[r["n_a"], r["n_b"]],
+                )
+            )  # fmt: skip
         if sig.height == 0:
             n = int(min(comps["n_a"].min(), comps["n_b"].min()))  # type: ignore[arg-type]
-            smallest = 2 / math.comb(2 * n, n) if n > 0 else float("nan")
+            smallest = 2 / math.comb(2 * n, n) if n > 0 else None
             out.append(
-                {
-                    "kind": "inconclusive",
-                    "statement": f"no transport comparison is significant after "
-                    f"Benjamini-Hochberg ({comps.height} tests); with {n} runs per cell the "
-                    f"smallest possible two-sided Mann-Whitney p is {smallest:.2g}",
-                }
-            )
+                finding(
+                    "inconclusive",
+                    {"about": "comparisons", "tests": comps.height, "runs_per_cell": n},
+                    smallest, "fraction",
+                )
+            )  # fmt: skip
     # What cannot be concluded, and runs that never settled: listed, never hidden.
     if "warmup_second_half" in runs.columns:
         unsettled = runs.filter(pl.col("warmup_second_half").fill_null(False))
         for r in unsettled.iter_rows(named=True):
             out.append(
-                {
-                    "kind": "warmup",
-                    "statement": f"{r['cell_id']}/{r['run_id']}: the MSER-5 warm-up cut lands in "
-                    "the second half of the window (the run did not settle)",
-                    "cell_id": r["cell_id"],
-                    "run_id": r["run_id"],
-                }
-            )
+                finding(
+                    "warmup",
+                    {"cell_id": r["cell_id"], "run_id": r["run_id"]},
+                    r.get("warmup_cut_s"), "s",
+                )
+            )  # fmt: skip
     failed = runs.filter(pl.col("status") != "ok")
     if failed.height:
         out.append(
-            {
-                "kind": "failed",
-                "statement": f"{failed.height} of {runs.height} planned runs are not in the "
-                "statistics (failed or not run)",
-                "runs": [f"{r['cell_id']}/{r['run_id']}" for r in failed.iter_rows(named=True)],
-            }
-        )
+            finding(
+                "failed",
+                {"runs_planned": runs.height,
+                 "runs": [f"{r['cell_id']}/{r['run_id']}" for r in failed.iter_rows(named=True)]},
+                failed.height, "count",
+            )
+        )  # fmt: skip
     few = cell_table.filter(pl.col("note").is_not_null() & (pl.col("metric") == "rtt_net_p50_us"))
     if few.height:
         out.append(
-            {
-                "kind": "inconclusive",
-                "statement": f"{few.height} cells have no interval for RTT p50: "
-                + "; ".join(sorted(set(few["note"].to_list()))),
-                "cells": few["cell_id"].to_list(),
-            }
-        )
+            finding(
+                "inconclusive",
+                {"about": "interval", "metric": "rtt_net_p50_us", "cells": few["cell_id"].to_list(),
+                 "notes": sorted(set(few["note"].to_list()))},
+                few.height, "count",
+            )
+        )  # fmt: skip
     return out
 
 
+def metrics_doc() -> dict[str, Any]:
+    """metrics.json: what the report needs to label and convert every metric it shows."""
+    return {
+        "metrics": [{"name": n, "label": label, "unit": u} for n, label, u in METRICS],
+        "series": [{"name": n, "label": label, "unit": u} for n, label, u in SERIES_METRICS],
+        "units": list(UNITS),
+        "thresholds_us": [ms * 1000.0 for ms in THRESHOLDS_MS],
+        "ci_level": LEVEL,
+    }
+
+
 def _write(df: pl.DataFrame, out_dir: Path, name: str) -> None:
-    records.replace_atomically(out_dir / f"{name}.parquet", df.write_parquet)
-    records.replace_atomically(out_dir / f"{name}.csv", df.write_csv)
+    replace_atomically(out_dir / f"{name}.parquet", df.write_parquet)
+    replace_atomically(out_dir / f"{name}.csv", df.write_csv)
 
 
 def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
@@ -319,6 +308,8 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
     comps = comparisons(runs, seed)
     _write(cell_table, results, "cells")
     _write(comps, results, "comparisons")
+    _write(changepoints.per_version(runs, cell_table), results, "changepoints")
+    write_json(results / "metrics.json", metrics_doc(), sort_keys=False, strict=True)
     doc = {
         "campaign": runs["campaign"][0] if runs.height else None,
         "runs": runs.height,
@@ -328,22 +319,5 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
         "seed": seed,
         "findings": findings(runs, cell_table, comps),
     }
-    records.write_text(results / "findings.json", json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    write_json(results / "findings.json", doc, sort_keys=False, strict=True)
     return doc
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m stats.analyse", description=__doc__)
-    ap.add_argument("results", type=Path, help="data/results/<campaign> (with runs.parquet)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    doc = analyse(args.results, args.seed)
-    for f in doc["findings"]:
-        print(f"- {f['statement']}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,7 +5,7 @@ be estimated is within the run: how much a statistic would move if the run's sec
 out differently. Seconds are resampled in moving blocks long enough to span the series'
 autocorrelation, so correlated seconds are not counted as independent evidence. Such an
 interval does not cover run-to-run variation and must be labelled as within-run wherever it is
-shown (the Net-Celerity re-analysis, report/reanalysis.py, does).
+shown (the Net-Celerity re-analysis, stats/reanalysis, does).
 """
 
 from __future__ import annotations

@@ -22,10 +22,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-from scipy import stats as sps
 
-from stats.compare import benjamini_hochberg
-from stats.scaling import BOOTSTRAP_METHOD, _column, _ok_runs, _ratio_of_medians
+from stats.compare import benjamini_hochberg, mann_whitney_p, ratio_of_medians
+from stats.runs_frame import float_column, ok_runs
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -39,8 +38,8 @@ UNDEFINED: Final = "inconclusive (ratio undefined)"
 # two-sided Mann-Whitney p is 2/70 = 0.029, which no BH adjustment over several cells survives;
 # 5 vs 5 reaches 2/252 = 0.008.
 MIN_RUNS: Final = 5
-# Exact Mann-Whitney p-values up to this many run pairs (50 x 50 takes about a millisecond).
-MW_EXACT_MAX_PAIRS: Final = 2500
+# The ratio's interval: percentile, whose bounds are order statistics of the resampled ratios.
+RATIO_METHOD: Final = "percentile"
 
 # -- change points: otava.analysis.compute_change_points parameters ----------------------------
 # Measured on simulated series of 60 points, 5 % Gaussian noise, one 10 % step placed uniformly
@@ -66,9 +65,6 @@ CP_MAX_PVALUE: Final = 0.001
 CP_MIN_MAGNITUDE: Final = 0.05
 # Fewer points than this hold no testable change (two segments of at least 2 points each).
 CP_MIN_POINTS: Final = 4
-
-
-# -- BH (until stats.compare.benjamini_hochberg is shared) --------------------------------------
 
 
 # -- per cell -----------------------------------------------------------------------------------
@@ -99,24 +95,10 @@ class CellVerdict:
 def _finite_by_cell(runs: pl.DataFrame, metric: str) -> dict[str, FloatArray]:
     if runs.height == 0:
         return {}
-    ok = _ok_runs(runs, ["cell_id", metric])
-    values = _column(ok, metric)
+    ok = ok_runs(runs, ["cell_id", metric])
+    values = float_column(ok, metric)
     cells = np.asarray(ok.get_column("cell_id").cast(pl.String).fill_null("").to_list(), object)
     return {c: values[(cells == c) & np.isfinite(values)] for c in sorted(set(cells.tolist()))}
-
-
-def _mann_whitney(a: FloatArray, b: FloatArray) -> float:
-    if np.all(a == a[0]) and np.all(b == a[0]):
-        return 1.0  # all values equal: no evidence of a difference (scipy would return NaN)
-    # scipy's "auto" goes asymptotic above 8 runs a side, which overstates p in the tail (10 vs
-    # 10 fully separated: 1.8e-4 instead of the exact 1.1e-5) and costs power under BH; the
-    # exact distribution is cheap at nightly sizes and valid without ties.
-    ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
-    method = "exact" if not ties and a.size * b.size <= MW_EXACT_MAX_PAIRS else "asymptotic"
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        p = float(sps.mannwhitneyu(a, b, alternative="two-sided", method=method).pvalue)
-    return p if math.isfinite(p) else 1.0
 
 
 def per_cell(
@@ -154,9 +136,13 @@ def per_cell(
             note = f"need >= {MIN_RUNS} ok runs with a finite {metric} on each side"
             prepared.append((cell, b, c, med_b, med_c, None, None, note))
             continue
-        rng = np.random.default_rng([seed, zlib.crc32(cell.encode())])
-        ratio = _ratio_of_medians(c, b, level, n_resamples, rng)
-        prepared.append((cell, b, c, med_b, med_c, ratio, _mann_whitney(c, b), ratio.note))
+        ratio = ratio_of_medians(
+            b, c, level=level, seed=[seed, zlib.crc32(cell.encode())], method=RATIO_METHOD,
+            n_resamples=n_resamples,
+        )  # fmt: skip
+        p_mw = mann_whitney_p(b, c)
+        p_value = p_mw if math.isfinite(p_mw) else None
+        prepared.append((cell, b, c, med_b, med_c, ratio, p_value, ratio.note))
     adjusted = benjamini_hochberg([np.nan if p[6] is None else p[6] for p in prepared])
 
     out = []
@@ -166,10 +152,12 @@ def per_cell(
         est = low = high = None
         if ratio is None:
             verdict = TOO_FEW_RUNS
-        elif ratio.estimate is None:
+        elif not math.isfinite(ratio.estimate):
             verdict = UNDEFINED
         else:
-            est, low, high = ratio.estimate, ratio.low, ratio.high
+            est = ratio.estimate
+            low = ratio.low if math.isfinite(ratio.low) else None
+            high = ratio.high if math.isfinite(ratio.high) else None
             significant = q_val is not None and q_val <= alpha
             higher = est > up and low is not None and low > 1.0 and significant
             lower = est < down and high is not None and high < 1.0 and significant
@@ -194,7 +182,7 @@ def per_cell(
                 low,
                 high,
                 level,
-                BOOTSTRAP_METHOD,
+                RATIO_METHOD,
                 p,
                 q_val,
                 int(b.size),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from stats.window import Window
+
 
 class ResourceSample(Protocol):
     """What these functions need of a sample (monitors.sampler.Sample fits)."""
@@ -31,14 +33,9 @@ class ResourceSample(Protocol):
 def _in_window(
     samples: Iterable[ResourceSample], proc: str, start_ns: int | None, end_ns: int | None
 ) -> list[ResourceSample]:
+    window = Window(start_ns, end_ns)
     return sorted(
-        (
-            s
-            for s in samples
-            if s.proc == proc
-            and (start_ns is None or s.t_unix_ns >= start_ns)
-            and (end_ns is None or s.t_unix_ns <= end_ns)
-        ),
+        (s for s in samples if s.proc == proc and window.contains_ns(s.t_unix_ns)),
         key=lambda s: s.t_unix_ns,
     )
 
@@ -49,7 +46,8 @@ def mean_cpu_cores(
     start_ns: int | None = None,
     end_ns: int | None = None,
 ) -> float | None:
-    """Mean cores used by proc between the first and last of its samples in [start_ns, end_ns].
+    """Mean cores used by proc between the first and last of its samples inside the window
+    [start_ns, end_ns) (stats.window).
 
     With a single sample in the window, its own per-interval rate is returned; with none, None.
     """
@@ -70,6 +68,7 @@ def peak_rss_bytes(
     start_ns: int | None = None,
     end_ns: int | None = None,
 ) -> int | None:
-    """Largest rss_bytes of proc in [start_ns, end_ns] (whole run by default); None if unsampled."""
+    """Largest rss_bytes of proc inside the window [start_ns, end_ns) (whole run by default);
+    None if unsampled."""
     rows = _in_window(samples, proc, start_ns, end_ns)
     return max(s.rss_bytes for s in rows) if rows else None

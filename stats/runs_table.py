@@ -1,24 +1,34 @@
 """One row per planned run of a campaign: what was measured, and what failed or never ran.
 
-Reads data/raw/<campaign>/plan.json, each run's record and, for ok runs, its logs, monitor CSV
-and meta.json (stats.ingest writes the rows as runs.parquet and runs.csv). Every planned run
-gets a row, so a failed or missing run can never silently drop out of a table (status says
-which it is).
-A run directory that cannot be read gives a row with status ok and a read_error, not a crash.
+rows() walks data/raw/<campaign> (workflow.campaign.layout.walk) and, for each ok run, reads
+its logs once (read_run: the rtt.csv files, the monitor CSVs, meta.json) and measures them over
+the measurement window (stats.window); stats.ingest writes the rows as runs.parquet and runs.csv
+(columns: stats.tables.RUNS) and takes the samples from the same reading. Every planned run gets
+a row, so a failed or missing run can never silently drop out of a table (status says which it
+is). A file of an ok run that cannot be read gives the row a read_error naming it, not a crash.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from monitors.sampler import Sample
-from prototypes.contract.logs import read_rtt_logs, read_ticks_csv
+from prototypes.contract.logs import (
+    LogFormatError,
+    RttColumns,
+    parse_detail,
+    read_rtt_logs,
+    read_ticks_csv,
+)
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
-from workflow.campaign.records import read_json
+from stats.window import Window
+from workflow.campaign import layout
 
 
 def _samples(path: Path) -> list[Sample]:
@@ -48,16 +58,65 @@ def read_monitor(run: Path) -> list[Sample]:
     return samples
 
 
-def measure(run: Path) -> dict[str, Any]:
-    """The per-run numbers of one ok run directory, over its measurement window."""
-    meta = read_json(run / "meta.json") or {}
-    ws, we = meta.get("window_start_unix_ns"), meta.get("window_end_unix_ns")
+@dataclass(frozen=True, slots=True)
+class RunData:
+    """What is read of one ok run, once: its meta.json and window, its RTT samples (empty when
+    an rtt.csv could not be read), its sampler rows and server ticks (None where the file is
+    absent or could not be read) and the files that could not be read, with why."""
+
+    run_dir: Path
+    meta: dict[str, Any]
+    window: Window
+    rtt: RttColumns
+    monitor: list[Sample] | None
+    players_connected: list[int] | None = None  # server.ticks.csv, one value per tick
+    unread: dict[str, str] = field(default_factory=dict)
+
+
+def read_run(run: layout.RawRun) -> RunData:
+    """Read one ok run's logs; a file that cannot be read is listed in unread, never raised."""
+    meta = run.meta or {}
+    unread: dict[str, str] = {}
+    if run.meta is None:
+        unread[str(run.run_dir / "meta.json")] = "missing or not a JSON object"
+    try:
+        rtt = read_rtt_logs(run.run_dir / "logs")
+    except LogFormatError as exc:
+        unread[str(exc.path)] = exc.reason
+        rtt = RttColumns.concat([])
+    except OSError as exc:
+        unread[str(run.run_dir / "logs")] = f"{type(exc).__name__}: {exc}"
+        rtt = RttColumns.concat([])
+    monitor = None
+    if (run.run_dir / "monitor.csv").is_file():
+        try:
+            monitor = read_monitor(run.run_dir)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            unread[str(run.run_dir / "monitor.csv")] = f"{type(exc).__name__}: {exc}"
+    ticks = run.run_dir / "logs" / "server.ticks.csv"
+    players = None
+    if ticks.is_file():
+        try:
+            players = [int(r["players_connected"]) for r in read_ticks_csv(ticks)]
+        except (OSError, ValueError) as exc:
+            unread[str(ticks)] = f"{type(exc).__name__}: {exc}"
+    return RunData(run.run_dir, meta, Window.of(meta), rtt, monitor, players, unread)
+
+
+def measure(data: RunData) -> dict[str, Any]:
+    """The per-run numbers of one ok run, over its measurement window."""
+    meta, window, rtt = data.meta, data.window, data.rtt
     row: dict[str, Any] = {"overhead_s": meta.get("overhead_s")}
-    job = meta.get("job") or {}
-    row["host"] = job.get("host") or (meta.get("versions") or {}).get("host", {}).get("name")
-    row["slurm_job_id"] = job.get("slurm_job_id")
-    rtt = read_rtt_logs(run / "logs")
-    kinds = summarize_by_kind(rtt.t_unix_ns, rtt.kind, rtt.rtt_us, rtt.send_late_us, ws, we)
+    row["slurm_job_id"] = (meta.get("job") or {}).get("slurm_job_id")
+    row["bad_rows"] = sum(rtt.bad_rows.values())
+    kinds = summarize_by_kind(
+        rtt.t_unix_ns,
+        rtt.kind,
+        rtt.rtt_us,
+        rtt.send_late_us,
+        window.start_unix_ns,
+        window.end_unix_ns,
+    )
     for kind, s in kinds.items():
         row[f"rtt_{kind}_p50_us"] = round(s.rtt_us.p50, 1)
         row[f"rtt_{kind}_p95_us"] = round(s.rtt_us.p95, 1)
@@ -66,70 +125,98 @@ def measure(run: Path) -> dict[str, Any]:
             row["rtt_net_samples"] = s.rtt_us.n
             if s.send_late_us is not None:
                 row["send_late_p99_us"] = round(s.send_late_us.p99, 1)
-    if (run / "monitor.csv").is_file():
-        samples = read_monitor(run)
-        clients = sorted({s.proc for s in samples if s.proc.startswith("client")})
-        server = mean_cpu_cores(samples, "server", ws, we)
+    if data.monitor is not None:
+        ws, we = window.start_unix_ns, window.end_unix_ns
+        clients = sorted({s.proc for s in data.monitor if s.proc.startswith("client")})
+        server = mean_cpu_cores(data.monitor, "server", ws, we)
         row["server_cpu_cores"] = None if server is None else round(server, 4)
-        cores = [mean_cpu_cores(samples, c, ws, we) for c in clients]
+        cores = [mean_cpu_cores(data.monitor, c, ws, we) for c in clients]
         row["client_cpu_cores"] = round(sum(c for c in cores if c is not None), 4)
-        row["server_rss_bytes"] = peak_rss_bytes(samples, "server")
+        row["server_rss_bytes"] = peak_rss_bytes(data.monitor, "server")
+        # Each client process's own peak, added: the memory all the players took.
+        peaks = [p for p in (peak_rss_bytes(data.monitor, c) for c in clients) if p is not None]
+        row["client_rss_bytes"] = sum(peaks) if peaks else None
     # Exact server traffic exists only with namespaces (its veth); without isolation the
     # NIC totals mix every process of the host and are left to the stats stage.
     row["isolation"] = meta.get("isolation")
     totals = (meta.get("net_totals") or {}).get("server")
-    window_s = (we - ws) / 1e9 if ws and we else None
+    window_s = window.length_s
     if totals and window_s:
         # Whole-run counters over the window's length: the run's traffic outside the window
         # (joins, leaves) is small next to it and is what the papers' totals include too.
         row["server_rx_bytes_per_s"] = round(totals.get("rx_bytes", 0) / window_s, 1)
         row["server_tx_bytes_per_s"] = round(totals.get("tx_bytes", 0) / window_s, 1)
-    ticks = run / "logs" / "server.ticks.csv"
-    if ticks.is_file():
-        counts = [int(r["players_connected"]) for r in read_ticks_csv(ticks)]
-        row["players_connected_max"] = max(counts, default=None)
+    if data.players_connected is not None:
+        row["players_connected_max"] = max(data.players_connected, default=None)
     return row
 
 
-def rows(raw_campaign: Path) -> list[dict[str, Any]]:
-    plan = read_json(raw_campaign / "plan.json")
-    if plan is None:
-        raise SystemExit(f"{raw_campaign / 'plan.json'}: missing or not JSON; run the campaign")
-    out = []
-    for entry in plan["runs"]:
-        cell = entry["cell"]
-        row: dict[str, Any] = {
-            "campaign": plan["campaign"],
-            "cell_id": cell["cell_id"],
-            "run_id": cell["run_id"],
-            "block": entry.get("block"),
-            "run_order": cell.get("run_order"),
-            "seed": cell.get("seed"),
-            "prototype": Path(cell["prototype"]).parent.name,
-            "library_version": cell.get("library_version", "pinned"),
-            "transport": cell["transport"],
-            "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
-            "players": cell["players"],
-            "workload": cell["workload"],
-            "params": json.dumps(cell.get("params", {}), sort_keys=True),
-            "network_profile": cell["network_profile"]
-            if isinstance(cell["network_profile"], str)
-            else json.dumps(cell["network_profile"], sort_keys=True),
-            "duration_s": cell["duration_s"],
-        }
-        cell_dir = raw_campaign / cell["cell_id"]
-        record = read_json(cell_dir / f"{cell['run_id']}.json")
-        failed = cell_dir / f"{cell['run_id']}.failed"
-        row["failed_attempts"] = len(list(failed.iterdir())) if failed.is_dir() else 0
-        if record is None:
-            row["status"] = "not_run"
-        else:
-            row["status"] = record["status"]
-            row["reason"] = record.get("reason")
-        if row["status"] == "ok":
-            try:
-                row.update(measure(cell_dir / cell["run_id"]))
-            except Exception as exc:  # one unreadable run is a row with its error, not a crash
-                row["read_error"] = f"{type(exc).__name__}: {exc}"
-        out.append(row)
-    return out
+def probe_loss_ratio(events: list[dict[str, str]], kind: str = "net") -> float | None:
+    """Lost / sent over all players' `probes` events (CONTRACT.md section 3.3) of one kind;
+    None without such events.
+
+    Probes still in flight at exit are neither lost nor echoed; they stay in the denominator,
+    which is what a player sent.
+    """
+    sent = lost = 0
+    seen = False
+    for row in events:
+        if row["event"] != "probes":
+            continue
+        detail = parse_detail(row["detail"])
+        if detail.get("kind") != kind:
+            continue
+        seen = True
+        sent += int(float(row["value"] or 0))
+        lost += int(detail.get("lost", "0") or 0)
+    if not seen:
+        return None
+    return lost / sent if sent > 0 else 0.0
+
+
+def plan_row(run: layout.RawRun) -> dict[str, Any]:
+    """The columns every planned run has, from its plan entry, record and failed attempts."""
+    cell = run.cell
+    profile = cell["network_profile"]
+    row: dict[str, Any] = {
+        "campaign": run.campaign,
+        "cell_id": run.cell_id,
+        "run_id": run.run_id,
+        "block": run.block,
+        "run_order": cell.get("run_order"),
+        "seed": cell.get("seed"),
+        "prototype": Path(cell["prototype"]).parent.name,
+        "library_version": cell.get("library_version", "pinned"),
+        "transport": cell["transport"],
+        "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
+        "players": cell["players"],
+        "workload": cell["workload"],
+        "params": json.dumps(cell.get("params", {}), sort_keys=True),
+        "network_profile": profile
+        if isinstance(profile, str)
+        else json.dumps(profile, sort_keys=True),
+        "duration_s": cell["duration_s"],
+        "status": run.status,
+        "failed_attempts": len(run.failed),
+        "host": run.host,
+        "commit": (((run.meta or {}).get("versions") or {}).get("git") or {}).get("commit"),
+    }
+    if run.record is not None:
+        row["reason"] = run.record.get("reason")
+    return row
+
+
+def rows(raw_campaign: Path) -> Iterator[tuple[dict[str, Any], RunData | None]]:
+    """(row, what was read) of every planned run in plan order; what was read is None unless
+    the run is ok. Measuring never raises for one run's data: unreadable files are named in the
+    row's read_error (and in RunData.unread)."""
+    for run in layout.walk(raw_campaign):
+        row = plan_row(run)
+        if run.status != "ok":
+            yield row, None
+            continue
+        data = read_run(run)
+        row.update(measure(data))
+        if data.unread:
+            row["read_error"] = "; ".join(f"{p}: {why}" for p, why in data.unread.items())
+        yield row, data

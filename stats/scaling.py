@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -30,12 +29,12 @@ import numpy.typing as npt
 import polars as pl
 from scipy import stats as sps
 
+from stats.compare import FEW_RUNS_FOR_BOOTSTRAP, ratio_of_medians
+from stats.runs_frame import float_column, ok_runs
+
 FloatArray = npt.NDArray[np.float64]
 
 BOOTSTRAP_METHOD: Final = "percentile"
-# Below this many runs at one player count, resampling those runs shows little of their spread,
-# so a bootstrap interval is too narrow; the result says so instead of hiding it.
-MIN_RUNS_PER_COUNT: Final = 3
 # A line through two player counts always fits; from three on, curvature would show in R².
 MIN_COUNTS_FOR_LINEARITY: Final = 3
 # Leverage above this means a run is (nearly) alone in fixing the line; see fit().
@@ -44,23 +43,7 @@ MAX_LEVERAGE: Final = 0.99
 _BOOTSTRAP_CHUNK_VALUES: Final = 4_000_000
 
 
-# -- shared helpers (regress.py uses _ratio_of_medians; stats.compare may replace it later) ----
-
-
-def _column(df: pl.DataFrame, name: str) -> FloatArray:
-    """A column as float64, nulls and unparsable values as NaN."""
-    col = df.get_column(name).cast(pl.Float64, strict=False).fill_null(float("nan"))
-    return np.asarray(col.to_numpy(), dtype=np.float64)
-
-
-def _ok_runs(runs: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
-    """The runs with status ok (all runs if there is no status column)."""
-    missing = [c for c in columns if c not in runs.columns]
-    if missing:
-        raise ValueError(f"runs table lacks column(s) {missing}")
-    if "status" in runs.columns:
-        return runs.filter(pl.col("status").cast(pl.String) == "ok")
-    return runs
+# -- bootstrap helpers ---------------------------------------------------------------------------
 
 
 def _bootstrap_medians(
@@ -83,52 +66,6 @@ def percentile_bounds(draws: FloatArray, level: float) -> tuple[float, float]:
     alpha = 1.0 - level
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
     return float(low), float(high)
-
-
-@dataclass(frozen=True, slots=True)
-class _Ratio:
-    estimate: float | None
-    low: float | None
-    high: float | None
-    note: str | None
-
-
-def _ratio_of_medians(
-    num: FloatArray, den: FloatArray, level: float, n_resamples: int, rng: np.random.Generator
-) -> _Ratio:
-    """median(num) / median(den) with a percentile bootstrap interval (both samples resampled).
-
-    Inputs must already be finite. The ratio is only defined for a positive denominator median;
-    resamples whose denominator median is not positive count as an infinite ratio, which keeps
-    the order statistics honest (the interval opens up instead of silently shrinking).
-    """
-    if num.size == 0 or den.size == 0:
-        return _Ratio(None, None, None, "no runs with a finite value on one side")
-    with np.errstate(all="ignore"):
-        m_num, m_den = float(np.median(num)), float(np.median(den))
-        if not m_den > 0 or m_num < 0:
-            return _Ratio(None, None, None, "ratio undefined: a median is not positive")
-        estimate = m_num / m_den
-        if not math.isfinite(estimate):
-            return _Ratio(None, None, None, "ratio not finite (values too large or too small)")
-        b_num = _bootstrap_medians(num, n_resamples, rng)
-        b_den = _bootstrap_medians(den, n_resamples, rng)
-        draws = np.where(b_den > 0, b_num / np.where(b_den > 0, b_den, 1.0), np.inf)
-    draws = np.where(np.isnan(draws), np.inf, draws)
-    low, high = percentile_bounds(draws, level)
-    notes = []
-    if min(num.size, den.size) < MIN_RUNS_PER_COUNT:
-        notes.append(
-            f"interval from {min(num.size, den.size)} run(s) on one side is too narrow to trust"
-        )
-    if not math.isfinite(high):
-        notes.append("upper bound not finite (denominator median can be zero)")
-    return _Ratio(
-        estimate,
-        low if math.isfinite(low) else None,
-        high if math.isfinite(high) else None,
-        "; ".join(notes) or None,
-    )
 
 
 # -- fit ----------------------------------------------------------------------------------------
@@ -209,9 +146,9 @@ def _fit(runs: pl.DataFrame, metric: str, group: str, log_y: bool, level: float)
     nothing = ScalingFit(metric, group, log_y, level, "HC3", {}, None, None, "no runs")
     if runs.height == 0:
         return nothing
-    ok = _ok_runs(runs, [metric, "players", group])
-    y = _column(ok, metric)
-    players = _column(ok, "players")
+    ok = ok_runs(runs, [metric, "players", group])
+    y = float_column(ok, metric)
+    players = float_column(ok, "players")
     groups = np.asarray(ok.get_column(group).cast(pl.String).fill_null("").to_list(), dtype=object)
     notes: list[str] = []
     keep = np.isfinite(y) & np.isfinite(players)
@@ -426,9 +363,9 @@ def crossing(
                      (), ())  # fmt: skip
     if runs.height == 0:
         return _replace_note(empty, "no runs")
-    ok = _ok_runs(runs, [metric, "players", group])
+    ok = ok_runs(runs, [metric, "players", group])
     ok = ok.filter(pl.col(group).cast(pl.String) == str(group_value))
-    y, players = _column(ok, metric), _column(ok, "players")
+    y, players = float_column(ok, metric), float_column(ok, "players")
     keep = np.isfinite(y) & np.isfinite(players)
     y, players = y[keep], players[keep]
     if y.size == 0:
@@ -462,7 +399,7 @@ def crossing(
         notes.append(f"lower bound below the smallest measured player count {counts[0]:g}")
     if high == math.inf:
         notes.append(f"upper bound beyond the largest measured player count {counts[-1]:g}")
-    if (fewest := min(s.size for s in samples)) < MIN_RUNS_PER_COUNT:
+    if (fewest := min(s.size for s in samples)) < FEW_RUNS_FOR_BOOTSTRAP:
         notes.append(f"only {fewest} run(s) at some player count: interval too narrow to trust")
     if np.any(np.diff(medians) < 0):
         notes.append("medians not monotone in the player count: first upward crossing")
@@ -524,23 +461,40 @@ def growth(
 ) -> Growth:
     """Growth factor of the median of ``metric`` from ``p_low`` to ``p_high`` players.
 
-    Percentile bootstrap: the runs at each of the two player counts are resampled independently.
+    Percentile bootstrap (stats.compare.ratio_of_medians): the runs at each of the two player
+    counts are resampled independently.
     """
 
-    def result(r: _Ratio, n_lo: int, n_hi: int) -> Growth:
-        return Growth(r.estimate, r.low, r.high, level, BOOTSTRAP_METHOD, n_lo, n_hi, r.note,
-                      metric, str(group_value), float(p_low), float(p_high))  # fmt: skip
+    def result(
+        estimate: float | None,
+        low: float | None,
+        high: float | None,
+        note: str | None,
+        n_lo: int,
+        n_hi: int,
+    ) -> Growth:
+        return Growth(estimate, low, high, level, BOOTSTRAP_METHOD, n_lo, n_hi, note, metric,
+                      str(group_value), float(p_low), float(p_high))  # fmt: skip
 
     if runs.height == 0:
-        return result(_Ratio(None, None, None, "no runs"), 0, 0)
-    ok = _ok_runs(runs, [metric, "players", group])
+        return result(None, None, None, "no runs", 0, 0)
+    ok = ok_runs(runs, [metric, "players", group])
     ok = ok.filter(pl.col(group).cast(pl.String) == str(group_value))
-    y, players = _column(ok, metric), _column(ok, "players")
+    y, players = float_column(ok, metric), float_column(ok, "players")
     lo = y[(players == p_low) & np.isfinite(y)]
     hi = y[(players == p_high) & np.isfinite(y)]
     if lo.size == 0 or hi.size == 0:
         which = " and ".join(f"{p:g}" for p, s in ((p_low, lo), (p_high, hi)) if s.size == 0)
         note = f"no ok runs of {group}={group_value} with a finite {metric} at {which} players"
-        return result(_Ratio(None, None, None, note), int(lo.size), int(hi.size))
-    r = _ratio_of_medians(hi, lo, level, n_resamples, np.random.default_rng(seed))
-    return result(r, int(lo.size), int(hi.size))
+        return result(None, None, None, note, int(lo.size), int(hi.size))
+    r = ratio_of_medians(
+        lo, hi, level=level, seed=seed, method=BOOTSTRAP_METHOD, n_resamples=n_resamples
+    )
+    return result(
+        _finite_or_none(r.estimate), _finite_or_none(r.low), _finite_or_none(r.high), r.note,
+        int(lo.size), int(hi.size),
+    )  # fmt: skip
+
+
+def _finite_or_none(x: float) -> float | None:
+    return x if math.isfinite(x) else None

@@ -16,6 +16,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from stats.window import Window
+
 PERCENTILES = [50.0, 95.0, 99.0]
 PERCENTILE_METHOD: Final = "linear"
 
@@ -50,18 +52,6 @@ def percentiles(values: npt.ArrayLike) -> Percentiles | None:
     return Percentiles(int(arr.size), float(p50), float(p95), float(p99), float(arr.max()))
 
 
-def window_mask(
-    t_unix_ns: npt.NDArray[np.int64], start_ns: int | None, end_ns: int | None
-) -> npt.NDArray[np.bool_]:
-    """Rows with start_ns <= t < end_ns (a None bound is open)."""
-    mask = np.ones(t_unix_ns.shape, dtype=bool)
-    if start_ns is not None:
-        mask &= t_unix_ns >= start_ns
-    if end_ns is not None:
-        mask &= t_unix_ns < end_ns
-    return mask
-
-
 def summarize_by_kind(
     t_unix_ns: npt.NDArray[np.int64],
     kind: npt.NDArray[np.str_],
@@ -71,11 +61,12 @@ def summarize_by_kind(
     end_ns: int | None = None,
     kinds: Iterable[str] = ("net", "app", "lib"),
 ) -> dict[str, KindSummary]:
-    """Percentiles per kind of the rows sent in [start_ns, end_ns); kinds without rows are left out.
+    """Percentiles per kind of the rows sent inside the window [start_ns, end_ns)
+    (stats.window); kinds without rows are left out.
 
     The arrays are the columns of rtt.csv rows (same length); send_late_us is NaN where empty.
     """
-    in_window = window_mask(t_unix_ns, start_ns, end_ns)
+    in_window = Window(start_ns, end_ns).contains(t_unix_ns)
     out: dict[str, KindSummary] = {}
     for k in kinds:
         rows = in_window & (kind == k)

@@ -6,9 +6,10 @@ data/results/<campaign>/timeseries.parquet:
 
     campaign, cell_id, run_id, t_s, metric, value
 
-t_s is the start of a one-second bin, counted from the start of the measurement window (bins
-before it, such as the join phase, have negative t_s; a bin that would reach past the window's
-end is left out). Metrics:
+t_s is the start of a one-second bin, counted from the start of the measurement window
+(stats.window): the series covers the run up to the window's end, so bins before the window,
+such as the join phase, have negative t_s, and a bin that would reach past the window's end is
+left out (Window.bin_ends_by_end). Metrics:
 
 - rtt_net_p50_us, rtt_net_p95_us, rtt_net_sd_us, rtt_net_n: the uniform probe's samples sent
   in that second (their median, 95th percentile, standard deviation and count);
@@ -26,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from stats import runs_table
+from monitors.sampler import Sample
+from stats.window import Window
 
 SCHEMA: dict[str, pl.DataType] = {
     "campaign": pl.String(),
@@ -121,8 +123,7 @@ def traffic_per_second(net: pl.DataFrame, window_start_ns: int) -> pl.DataFrame:
     return _long(wide, ["server_rx_bytes_per_s", "server_tx_bytes_per_s"])
 
 
-def _read_monitor(run: Path) -> pl.DataFrame:
-    samples = runs_table.read_monitor(run)
+def _monitor_frame(samples: list[Sample]) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "t_unix_ns": [x.t_unix_ns for x in samples],
@@ -135,20 +136,22 @@ def _read_monitor(run: Path) -> pl.DataFrame:
 
 
 def run_series(
-    run: Path, samples: pl.DataFrame, meta: dict, ids: dict[str, str]
+    run: Path,
+    samples: pl.DataFrame,
+    window: Window,
+    ids: dict[str, str],
+    monitor: list[Sample] | None = None,
 ) -> tuple[pl.DataFrame, dict[str, str]]:
     """Every per-second series of one ok run in SCHEMA's shape (ids holds campaign, cell_id and
-    run_id), and the files that could not be read with the reason: their series are left out
+    run_id; samples has kind, t_s and rtt_us; monitor is the run's sampler rows, already read),
+    and the files that could not be read with the reason (net.csv): their series are left out
     and the caller reports them, never a crash."""
     parts = [rtt_per_second(samples)]
     unread: dict[str, str] = {}
-    start = meta.get("window_start_unix_ns")
+    start = window.start_unix_ns
     if start is not None:
-        if (run / "monitor.csv").is_file():
-            try:
-                parts.append(server_per_second(_read_monitor(run), int(start)))
-            except (pl.exceptions.PolarsError, OSError, ValueError, KeyError) as exc:
-                unread[str(run / "monitor.csv")] = f"{type(exc).__name__}: {exc}"
+        if monitor:
+            parts.append(server_per_second(_monitor_frame(monitor), start))
         if (run / "net.csv").is_file():
             try:
                 net = pl.read_csv(
@@ -156,17 +159,13 @@ def run_series(
                     columns=["t_unix_ns", "iface", "rx_bytes", "tx_bytes"],
                     schema_overrides=NET_COLUMNS,
                 )
-                parts.append(traffic_per_second(net, int(start)))
+                parts.append(traffic_per_second(net, start))
             except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
                 unread[str(run / "net.csv")] = f"{type(exc).__name__}: {exc}"
     parts = [p for p in parts if p.height]
     if not parts:
         return pl.DataFrame(schema=SCHEMA), unread
-    body = pl.concat(parts)
-    end = meta.get("window_end_unix_ns")
-    if start is not None and end is not None:
-        # The last, partial second after the window (players leaving) is not steady traffic.
-        body = body.filter(pl.col("t_s") + 1 <= (int(end) - int(start)) / 1e9 + 1e-9)
+    body = pl.concat(parts).filter(window.bin_ends_by_end_expr(pl.col("t_s")))
     body = body.select(
         pl.lit(ids["campaign"]).alias("campaign"),
         pl.lit(ids["cell_id"]).alias("cell_id"),

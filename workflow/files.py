@@ -7,6 +7,7 @@ resumed campaign) sees the old file or the new one, never half of one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -57,6 +58,15 @@ def read_json(path: Path) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def sha256_of(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB blocks (raw logs can be large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def repo_relative(value: Any, repo: Path = REPO) -> Any:

@@ -41,15 +41,8 @@ from prototypes.contract.columns import (
     SCHEMA_VERSION,
     TICKS_COLUMNS,
 )
-from prototypes.contract.logs import RttColumns, read_rtt_csv, read_rtt_logs
 
-__all__ = [
-    "RttColumns",
-    "Violation",
-    "check_log_dir",
-    "read_rtt_csv",
-    "read_rtt_logs",
-]
+__all__ = ["Violation", "check_log_dir"]
 
 WINDOW_SLACK_NS = 5 * 10**9
 DEFAULT_MAX_PER_FILE = 50

@@ -4,9 +4,9 @@ prototypes/contract/prototype.schema.json.
 A manifest says how to build a prototype and how to start its server and client processes under
 prototypes/CONTRACT.md, so adding a prototype needs no pipeline code. `load` validates a file and
 reports every problem with the file, the key path and what was expected; `server_argv` and
-`client_argvs` render the command templates for one cell (the cell dict of workflow.harness.cell, or any
-mapping with the same keys), splitting the players over client processes of at most
-`players_per_process` players each.
+`client_argvs` render the command templates for one cell (the cell dict of
+workflow.harness.cell, or any mapping with the same keys), splitting the players over client
+processes of at most `players_per_process` players each.
 
 Templates are argument lists, so nothing passes through a shell. Placeholders that stand for
 several arguments ({binary}, {params}, {extra}) must be whole list elements; the others may sit
@@ -19,13 +19,15 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from prototypes.contract.schema_errors import schema_problem
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1
@@ -51,7 +53,7 @@ _FLAG_RE = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)(=.*)?")
 
 
 class ManifestError(ValueError):
-    """A manifest is invalid. problems: one "key.path: what is wrong" string per problem."""
+    """A manifest is invalid. problems: one "key dotted.path: what is wrong" string per problem."""
 
     def __init__(self, path: Path | str, problems: Sequence[str]) -> None:
         self.path = str(path)
@@ -129,88 +131,6 @@ def _schema() -> dict[str, Any]:
     return schema
 
 
-def key_path(parts: Iterable[str | int]) -> str:
-    """("transports", 2, "name") -> "transports[2].name"; () -> "(top level)"."""
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "(top level)"
-
-
-def _describe(value: object) -> str:
-    kind = {
-        type(None): "null", bool: "a boolean", int: "an integer", float: "a number",
-        str: "a string", list: "a list", dict: "a mapping",
-    }.get(type(value), type(value).__name__)  # fmt: skip
-    text = json.dumps(value, default=str)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({kind})"
-
-
-_TYPE_WORDS = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "array": "a list",
-    "object": "a mapping",
-    "boolean": "true or false",
-}
-
-
-def _schema_error_text(error: jsonschema.ValidationError) -> str:
-    """One plain-words line for a schema violation: key path, what was expected, what was found."""
-    where = list(error.absolute_path)
-    v = error.validator
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    if v == "required":
-        missing = [k for k in error.validator_value if k not in error.instance]
-        props = schema.get("properties", {})
-        lines = []
-        for key in missing:
-            desc = props.get(key, {}).get("description", "")
-            lines.append(f"{key_path([*where, key])}: missing; expected {desc or 'a value'}")
-        return "\n".join(lines)
-    found = _describe(error.instance)
-    if v == "additionalProperties":
-        allowed = sorted(schema.get("properties", {}))
-        extra = [k for k in error.instance if k not in schema.get("properties", {})]
-        return "\n".join(
-            f"{key_path([*where, k])}: unknown key; expected one of {', '.join(allowed)}"
-            for k in extra
-        )
-    if v == "type":
-        types = error.validator_value
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (types if isinstance(types, list)
-                                                              else [types]))  # fmt: skip
-        hint = ""
-        if types == "string" and isinstance(error.instance, int | float):
-            hint = " (quote it: YAML reads unquoted 1.20 as a number)"
-        return f"{key_path(where)}: expected {words}, found {found}{hint}"
-    if v == "enum":
-        return (
-            f"{key_path(where)}: expected one of {', '.join(map(str, error.validator_value))}, "
-            f"found {found}"
-        )
-    if v == "const":
-        return f"{key_path(where)}: expected {error.validator_value}, found {found}"
-    if v == "pattern":
-        return f"{key_path(where)}: expected text matching {error.validator_value}, found {found}"
-    if v == "propertyNames":
-        return f"{key_path(where)}: key {error.instance!r} is not a valid name ({error.message})"
-    if v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        op = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
-        return (
-            f"{key_path(where)}: expected a number {op[v]} {error.validator_value}, found {found}"
-        )
-    if v in ("minItems", "minLength"):
-        what = "item(s)" if v == "minItems" else "character(s)"
-        return f"{key_path(where)}: expected at least {error.validator_value} {what}, found {found}"
-    if v == "uniqueItems":
-        return f"{key_path(where)}: expected no repeated items, found {found}"
-    return f"{key_path(where)}: {error.message}"
-
-
 def _placeholders(text: str) -> list[str] | None:
     """Placeholder names in one template element; None if its braces are malformed."""
     names = []
@@ -233,7 +153,7 @@ def _check_template(
         names = _placeholders(element)
         if names is None:
             problems.append(
-                f"{key}[{i}]: {element!r} has an unmatched brace; expected {{name}} "
+                f"key {key}.{i}: {element!r} has an unmatched brace; expected {{name}} "
                 "placeholders, {{ or }} for a literal brace"
             )
             continue
@@ -241,19 +161,19 @@ def _check_template(
             seen[name] = seen.get(name, 0) + 1
             if name not in allowed:
                 problems.append(
-                    f"{key}[{i}]: unknown placeholder {{{name}}}; expected one of "
+                    f"key {key}.{i}: unknown placeholder {{{name}}}; expected one of "
                     + " ".join(f"{{{n}}}" for n in sorted(allowed))
                 )
             elif name in LIST_PLACEHOLDERS and element != f"{{{name}}}":
                 problems.append(
-                    f"{key}[{i}]: {{{name}}} stands for several arguments and must be a "
+                    f"key {key}.{i}: {{{name}}} stands for several arguments and must be a "
                     f"whole element, found {element!r}"
                 )
     for name in required:
         if name not in seen:
-            problems.append(f"{key}: missing placeholder {{{name}}}; the harness must set it")
+            problems.append(f"key {key}: missing placeholder {{{name}}}; the harness must set it")
     if seen.get("binary", 0) > 1:
-        problems.append(f"{key}: {{binary}} appears {seen['binary']} times; expected once")
+        problems.append(f"key {key}: {{binary}} appears {seen['binary']} times; expected once")
     return problems
 
 
@@ -263,7 +183,7 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
     names = [t["name"] for t in doc["transports"]]
     for i, name in enumerate(names):
         if name in names[:i]:
-            problems.append(f"transports[{i}].name: {name!r} repeats an earlier transport")
+            problems.append(f"key transports.{i}.name: {name!r} repeats an earlier transport")
     required_server: tuple[str, ...] = REQUIRED_SERVER
     required_client: tuple[str, ...] = REQUIRED_CLIENT
     if len(names) > 1:  # with one transport the prototype's default may be the only one
@@ -279,7 +199,7 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
         for name in _placeholders(element) or []:
             if name not in LAUNCHER_PLACEHOLDERS:
                 problems.append(
-                    f"launcher[{i}]: unknown placeholder {{{name}}}; expected only {{python}}"
+                    f"key launcher.{i}: unknown placeholder {{{name}}}; expected only {{python}}"
                 )
     return problems
 
@@ -293,9 +213,7 @@ def parse(doc: object, path: Path | str) -> Manifest:
         validator.iter_errors(doc), key=lambda e: ([str(p) for p in e.absolute_path], e.validator)
     )
     if errors:
-        raise ManifestError(
-            path, [line for e in errors for line in _schema_error_text(e).split("\n")]
-        )
+        raise ManifestError(path, [schema_problem(e) for e in errors])
     assert isinstance(doc, dict)
     problems = _semantic_problems(doc)
     if problems:

@@ -1,6 +1,6 @@
 """Processes of a run: started in their own process group, their stdout teed to a file with the
-contract's NETSTICK lines remembered, stopped as a group. Shared by the local runner, the harness
-and the conformance checker.
+contract's NETSTICK lines remembered, stopped as a group. Shared by the harness and the
+conformance checker.
 """
 
 from __future__ import annotations
@@ -13,15 +13,13 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from prototypes.contract.logs import parse_detail
+from prototypes.contract import lines
 
-READY_PREFIX = "NETSTICK READY"
-CONNECTED_PREFIX = "NETSTICK CONNECTED"
 LOOPBACK = "127.0.0.1"
 TERM_GRACE_S = 3.0
 STDERR_TAIL_LINES = 20
@@ -29,11 +27,6 @@ STDERR_TAIL_LINES = 20
 
 class NoFreePortError(RuntimeError):
     """No port was free for both TCP and UDP."""
-
-
-def parse_netstick_line(line: str) -> dict[str, str]:
-    """`NETSTICK READY key=value ...` -> {"key": "value", ...}."""
-    return parse_detail(line.partition(" ")[2].partition(" ")[2])
 
 
 def pick_free_port(host: str = LOOPBACK, attempts: int = 50) -> int:
@@ -85,7 +78,7 @@ class LineWatcher:
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 if self.first_line is None:
                     self.first_line = line
-                if line.startswith("NETSTICK "):
+                if line.startswith(lines.PREFIX):
                     with self._cond:
                         self._lines.append((t_ns, line))
                         self._cond.notify_all()
@@ -124,14 +117,16 @@ def spawn(
     run_dir: Path,
     *,
     env: Mapping[str, str] | None = None,
-    cpu: int | None = None,
+    cpus: Collection[int] | None = None,
 ) -> Child:
     """Start argv in its own process group: stdout teed to <name>.stdout.log with NETSTICK lines
-    remembered, stderr to <name>.stderr.log; env (if given) is the child's whole environment."""
+    remembered, stderr to <name>.stderr.log; env (if given) is the child's whole environment;
+    cpus (if given) are the only CPUs it and everything it starts may run on."""
     stderr_path = run_dir / f"{name}.stderr.log"
     # The affinity is set between fork and exec so every thread the runtime creates inherits
-    # it (setting it after start would miss threads that already exist).
-    preexec = functools.partial(os.sched_setaffinity, 0, {cpu}) if cpu is not None else None
+    # it (setting it after start would miss threads that already exist); a launcher such as
+    # `ip netns exec` passes it on through exec.
+    preexec = functools.partial(os.sched_setaffinity, 0, set(cpus)) if cpus else None
     with stderr_path.open("wb") as stderr:
         popen = subprocess.Popen(
             list(argv),
@@ -154,6 +149,27 @@ def affinity(child: Child) -> list[int]:
         return sorted(os.sched_getaffinity(child.popen.pid))
     except OSError:
         return []
+
+
+def pin_running(pid: int, cpus: Collection[int]) -> list[int]:
+    """Restrict a process that is already running, every thread of it and of its descendants,
+    to cpus; returns the CPUs its main thread may run on afterwards.
+
+    For processes started by someone else (the sandbox's emulator). Threads created later
+    inherit the affinity of the thread that creates them, so pinning every existing thread
+    covers them too. Raises OSError when the process is gone or a CPU is not allowed.
+    """
+    wanted = set(cpus)
+    pending = [pid]
+    while pending:
+        proc = pending.pop()
+        task_dir = Path(f"/proc/{proc}/task")
+        for task in task_dir.iterdir():
+            with contextlib.suppress(ProcessLookupError):  # a thread that just ended
+                os.sched_setaffinity(int(task.name), wanted)
+            with contextlib.suppress(OSError):
+                pending += [int(c) for c in (task / "children").read_text().split()]
+    return sorted(os.sched_getaffinity(pid))
 
 
 def signal_group(child: Child, sig: signal.Signals) -> None:

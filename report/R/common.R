@@ -1,5 +1,6 @@
-# Shared by every report: packages, the figure theme and unit helpers. Figures draw what the
-# Python stages computed (tables in data/results/<campaign>/); R only reads and draws.
+# Shared by every report: packages, the figure theme and the table reader. Figures draw what
+# the Python stages computed and converted to shown units (tables in data/results/<campaign>/);
+# R only reads, prints and draws.
 suppressPackageStartupMessages({
   library(ggplot2)
   library(data.table)
@@ -8,10 +9,6 @@ suppressPackageStartupMessages({
 knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, dev = "png", dpi = 96,
                       fig.width = 9, fig.height = 5)
 theme_set(theme_bw(base_size = 11) + theme(legend.position = "bottom"))
-ms <- function(us) us / 1000
-mib <- function(bytes) bytes / 2^20
-kib <- function(bytes) bytes / 2^10
-thresholds_ms <- c(50, 75, 100)  # the papers' playability thresholds
 # Columns that look like numbers but are names: version 1.10 must not become 1.1.
 text_columns <- c("library_version", "night", "size", "run_id", "cell_id", "panel", "series", "params",
                   "transport", "workload", "network_profile")
@@ -22,5 +19,8 @@ read_csv <- function(path) {
         colClasses = list(character = intersect(text_columns, cols)))
 }
 read_table <- function(dir, name) read_csv(file.path(dir, name))
+# Text printed into Markdown (file names such as __init__.py, globs, ids) is escaped, so that it is
+# shown as written and not read as emphasis or markup (typst also chokes on the result).
+md <- function(x) gsub("([\\\\`*_<>#|\\[\\]])", "\\\\\\1", x, perl = TRUE)
 `%||%` <- function(a, b) if (is.null(a)) b else a  # base R has it only from 4.4
 options(knitr.kable.NA = "")  # an empty cell, not "NA", where a table has no value

@@ -1,9 +1,9 @@
 """Importers: earlier studies' own raw formats -> Netstick's tables (samples, runs, resources).
 
-Each importer module (netcelerity, envirostick) has ``import_dir(path) -> ImportResult`` and a
-CLI ``main(argv)`` (``python -m stats.importers.<name> DIR --out OUTDIR``). The tables follow the
-statistics stage's shapes (samples.parquet and runs.parquet columns), so the same statistics run
-on a study's data and on Netstick's. Two rules hold for every importer:
+Each importer module (netcelerity, envirostick) has ``import_dir(path) -> ImportResult``
+(``netstick import <name> DIR --out OUTDIR`` writes its tables). The samples and runs
+tables have the columns of stats.tables, as ingest writes them, so the same statistics run on a
+study's data and on Netstick's. Two rules hold for every importer:
 
 - A bad row never stops an import: it is counted per file in ``bad_rows`` (with the first few
   reasons in ``problems``) and the import goes on.
@@ -18,77 +18,21 @@ tables from several sources are keyed by source as well.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from stats.summary import percentiles
-from workflow.campaign import records
-from workflow.harness.cell import derive_cell_id
+from stats.tables import empty
+from workflow.campaign.layout import derive_cell_id
+from workflow.files import replace_atomically
 
-# -- table shapes (the statistics stage's spec) -------------------------------------------------
-
-SAMPLES_SCHEMA: dict[str, pl.DataType] = {
-    "campaign": pl.String(),
-    "cell_id": pl.String(),
-    "run_id": pl.String(),
-    "t_unix_ns": pl.Int64(),
-    "t_s": pl.Float64(),
-    "player": pl.Int32(),
-    "seq": pl.Int64(),
-    "kind": pl.String(),
-    "rtt_us": pl.Float64(),
-    "send_late_us": pl.Float64(),
-    "source": pl.String(),
-}
-
-RUNS_SCHEMA: dict[str, pl.DataType] = {
-    "campaign": pl.String(),
-    "cell_id": pl.String(),
-    "run_id": pl.String(),
-    "block": pl.String(),
-    "run_order": pl.Int64(),
-    "seed": pl.Int64(),
-    "prototype": pl.String(),
-    "library_version": pl.String(),
-    "transport": pl.String(),
-    "transport_options": pl.String(),
-    "players": pl.Int64(),
-    "workload": pl.String(),
-    "params": pl.String(),
-    "network_profile": pl.String(),
-    "duration_s": pl.Float64(),
-    "status": pl.String(),
-    "reason": pl.String(),
-    "isolation": pl.String(),
-    "host": pl.String(),
-    "commit": pl.String(),
-    "source": pl.String(),
-    "flaws": pl.String(),
-    **{
-        f"rtt_{k}_{p}_us": pl.Float64()
-        for k in ("net", "app", "lib")
-        for p in ("p50", "p95", "p99")
-    },
-    "rtt_net_samples": pl.Int64(),
-    "send_late_p99_us": pl.Float64(),
-    "server_cpu_cores": pl.Float64(),
-    "client_cpu_cores": pl.Float64(),
-    "server_rss_bytes": pl.Int64(),
-    "server_rx_bytes_per_s": pl.Float64(),
-    "server_tx_bytes_per_s": pl.Float64(),
-    "players_connected_max": pl.Int64(),
-    "warmup_cut_s": pl.Float64(),
-    "warmup_second_half": pl.Boolean(),
-}
+# -- table shapes: samples and runs are the statistics stage's (stats.tables) -----------------
 
 # Per-sample resource readings in long form, one row per (time, process, metric[, NIC]), so that
 # studies with different monitors (psutil here, Unity profiler counters there) share one shape.
@@ -182,19 +126,6 @@ class BadRows:
 # -- building the tables ------------------------------------------------------------------------
 
 
-def rows_frame(
-    rows: Iterable[Mapping[str, Any]], schema: Mapping[str, pl.DataType]
-) -> pl.DataFrame:
-    """A DataFrame of dict rows with exactly the schema's columns (missing keys are null)."""
-    rows = list(rows)
-    data = {name: [r.get(name) for r in rows] for name in schema}
-    return pl.DataFrame(data, schema=dict(schema))
-
-
-def empty(schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
-    return pl.DataFrame(schema=dict(schema))
-
-
 def concat(frames: Sequence[pl.DataFrame], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
     frames = [f for f in frames if f.height]
     return pl.concat(frames, how="vertical") if frames else empty(schema)
@@ -210,7 +141,7 @@ def cell_id(
     network_profile: str,
     duration_s: float,
 ) -> str:
-    """The cell id Netstick would give this configuration (workflow.harness.cell.derive_cell_id).
+    """The cell id Netstick would give this configuration (workflow.campaign.layout.derive_cell_id).
 
     Transport options stay out of the id: the studies' settings are recorded in the runs table's
     transport_options, but they were library defaults or editor settings, not a varied factor.
@@ -286,37 +217,5 @@ def write_tables(result: ImportResult, out_dir: Path) -> list[Path]:
         ("runs", result.runs),
         ("resources", result.resources),
     ):
-        written.append(records.replace_atomically(out_dir / f"{name}.parquet", table.write_parquet))
+        written.append(replace_atomically(out_dir / f"{name}.parquet", table.write_parquet))
     return written
-
-
-def run_cli(
-    argv: Sequence[str] | None,
-    prog: str,
-    description: str,
-    import_fn: Callable[[Path, argparse.Namespace], ImportResult],
-    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-) -> int:
-    """The importers' shared command line: DIR --out OUTDIR; prints counts, bad rows, flaws."""
-    ap = argparse.ArgumentParser(prog=prog, description=description)
-    ap.add_argument("dir", type=Path, help="the study's raw data directory")
-    ap.add_argument("--out", type=Path, required=True, help="directory for the Parquet tables")
-    if add_arguments is not None:
-        add_arguments(ap)
-    args = ap.parse_args(argv)
-    if not args.dir.is_dir():
-        ap.error(f"{args.dir}: not a directory")
-    result = import_fn(args.dir, args)
-    write_tables(result, args.out)
-    bad = {k: v for k, v in result.bad_rows.items() if v}
-    print(
-        f"{result.samples.height} samples, {result.runs.height} runs, "
-        f"{result.resources.height} resource rows -> {args.out}"
-    )
-    print(f"bad rows: {json.dumps(bad, sort_keys=True) if bad else 'none'}")
-    for p in result.problems:
-        print(f"  {p}")
-    print("known flaws:")
-    for f in result.flaws:
-        print(f"  - {f}")
-    return 0

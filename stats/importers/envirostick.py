@@ -36,10 +36,8 @@ the same cell).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,8 +49,6 @@ import polars as pl
 
 from stats.importers import (
     RESOURCES_SCHEMA,
-    RUNS_SCHEMA,
-    SAMPLES_SCHEMA,
     BadRows,
     ImportResult,
     cell_id,
@@ -60,10 +56,9 @@ from stats.importers import (
     join_flaws,
     parse_float,
     resource_frame,
-    rows_frame,
     rtt_metrics,
-    run_cli,
 )
+from stats.tables import RUNS_SCHEMA, SAMPLES_SCHEMA, rows_frame
 
 SOURCE = "envirostick"
 CAMPAIGN = "envirostick"
@@ -544,22 +539,3 @@ def import_dir(path: Path, tz: str = DEFAULT_TZ) -> ImportResult:
         flaws=flaws,
         problems=[*problems, *bad.problems],
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    def add_tz(ap: argparse.ArgumentParser) -> None:
-        ap.add_argument(
-            "--tz", default=DEFAULT_TZ, help=f"zone of the logs' local time ({DEFAULT_TZ})"
-        )
-
-    return run_cli(
-        argv,
-        "python -m stats.importers.envirostick",
-        "Envirostick player and server logs -> samples, runs and resources Parquet tables.",
-        lambda path, args: import_dir(path, tz=args.tz),
-        add_tz,
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,8 +45,6 @@ import polars as pl
 
 from stats.importers import (
     RESOURCES_SCHEMA,
-    RUNS_SCHEMA,
-    SAMPLES_SCHEMA,
     BadRows,
     ImportResult,
     cell_id,
@@ -56,10 +53,9 @@ from stats.importers import (
     join_flaws,
     parse_float,
     resource_frame,
-    rows_frame,
     rtt_metrics,
-    run_cli,
 )
+from stats.tables import RUNS_SCHEMA, SAMPLES_SCHEMA, rows_frame
 
 SOURCE = "net-celerity"
 CAMPAIGN = "net-celerity"
@@ -505,16 +501,3 @@ def import_dir(path: Path) -> ImportResult:
         flaws=dataset_flaws,
         problems=bad.problems,
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run_cli(
-        argv,
-        "python -m stats.importers.netcelerity",
-        "Net-Celerity results and system logs -> samples, runs and resources Parquet tables.",
-        lambda path, _args: import_dir(path),
-    )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """A tiny stand-in prototype that follows prototypes/CONTRACT.md, for testing the harness.
 
 It speaks plain TCP on loopback (fixed 16-byte probes echoed by the server's receive path) and
-writes contract logs, so workflow.cli.bench.localrun and prototypes.contract.checklogs can be tested end to end
+writes contract logs, so the harness and prototypes.contract.checklogs can be tested end to end
 without the Go reference prototype. FAKE_PROTOTYPE_MODE selects a misbehaviour:
 
 - ``never-ready``: the server complains on stderr and never prints READY;
@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from prototypes.contract import lines
 
 MODE = os.environ.get("FAKE_PROTOTYPE_MODE", "")
 PROBE = struct.Struct("<qq")  # player, seq
@@ -174,11 +176,7 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
     logs.row(logs.events, time.time_ns(), "", "listen", "", f"addr={host}:{port}")
     if MODE == "chatty":
         print("starting up", flush=True)
-    print(
-        f"NETSTICK READY role=server transport={flags['transport']} addr={host}:{port} "
-        f"pid={os.getpid()} schema=1",
-        flush=True,
-    )
+    print(lines.ready_line(flags["transport"], host, port, os.getpid()), flush=True)
     threading.Thread(target=accept, daemon=True).start()
     tick = 0
     while not stop.wait(0.05):
@@ -206,10 +204,7 @@ def client(flags: dict[str, str], params: dict[str, str]) -> int:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         socks.append(s)
         logs.row(logs.events, time.time_ns(), p, "connect", 1.0, "")
-    print(
-        f"NETSTICK CONNECTED players={players} first={first} connect_s={time.monotonic() - t0:.4f}",
-        flush=True,
-    )
+    print(lines.connected_line(players, first, time.monotonic() - t0), flush=True)
     rate_hz = float(params.get("rate", "20"))
     period_s = 1.0 / rate_hz
     end = time.monotonic() + float(flags.get("duration", "1"))

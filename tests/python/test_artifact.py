@@ -1,4 +1,5 @@
-"""artifact.json: every value read or measured, the check-list complete, the badges honest."""
+"""facts.json and artifact.json: every value read or measured, the check-list complete, the
+badges honest, the licence named."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from report import artifact
+from report import checklist
+from stats import analyse
+from workflow.cli.main import main as cli_main
+from workflow.harness import provenance
 
 REPO = Path(__file__).resolve().parents[2]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -104,7 +108,8 @@ def _meta(commit: str, start_ns: int, window_s: float, overhead_s: float) -> dic
 
 def make_campaign(root: Path, commit: str = COMMIT) -> FakeCampaign:
     """data/raw/fake with 2 cells x 2 runs: two ok, one failed (one kept attempt), one not run;
-    data/results/fake with cells.csv and findings.json only (runs.parquet, ingest.json missing)."""
+    data/results/fake with cells.csv, findings.json and metrics.json only (runs.parquet,
+    ingest.json missing)."""
     fake = FakeCampaign(raw=root / "raw" / "fake", results=root / "results" / "fake")
 
     def put_raw(rel: str, doc: Any) -> None:
@@ -157,7 +162,8 @@ def make_campaign(root: Path, commit: str = COMMIT) -> FakeCampaign:
     fake.results.mkdir(parents=True)
     for name, text in (
         ("cells.csv", "cell_id,metric,estimate\nfake-tcp-p2-aaaa,rtt_net_p50_us,80.5\n"),
-        ("findings.json", json.dumps({"findings": [{"statement": "x"}, {"statement": "y"}]})),
+        ("findings.json", json.dumps({"findings": [{"kind": "warmup"}, {"kind": "failed"}]})),
+        ("metrics.json", json.dumps(analyse.metrics_doc())),
     ):
         (fake.results / name).write_text(text)
         fake.results_bytes += len(text.encode())
@@ -169,9 +175,15 @@ def fake(tmp_path_factory: pytest.TempPathFactory) -> FakeCampaign:
     return make_campaign(tmp_path_factory.mktemp("artifact"))
 
 
+def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
+    """The workflow's two steps: the facts, then the check-list."""
+    provenance.write_facts(results, raw, repo)
+    return checklist.collect(results, raw, repo)
+
+
 @pytest.fixture(scope="module")
 def doc(fake: FakeCampaign) -> dict[str, Any]:
-    return artifact.collect(fake.results, fake.raw, REPO)
+    return collect(fake.results, fake.raw)
 
 
 def test_ctuning_checklist_has_every_item_in_order_with_a_value(doc: dict[str, Any]) -> None:
@@ -205,6 +217,7 @@ def test_lock_file_hashes_are_those_of_the_real_files(doc: dict[str, Any]) -> No
 
 
 def test_disk_is_the_sum_of_the_files_written(doc: dict[str, Any], fake: FakeCampaign) -> None:
+    # Measured before facts.json itself is written.
     assert doc["disk"]["raw"]["bytes"] == fake.raw_bytes
     assert doc["disk"]["raw"]["files"] == fake.raw_files
     assert doc["disk"]["results"]["bytes"] == fake.results_bytes
@@ -249,7 +262,7 @@ def test_commands_name_the_campaign_and_the_recorded_commit(doc: dict[str, Any])
     assert "make run CAMPAIGN=fake" in cmds
     assert ".venv/bin/snakemake --config campaign=fake" in cmds
     assert ".venv/bin/snakemake --profile das6 --config campaign=fake" in cmds
-    assert any(c.startswith(".venv/bin/python -m report.render data/results/fake") for c in cmds)
+    assert ".venv/bin/netstick report fake" in cmds
     # The runs' commit is not this checkout's HEAD: that is said, not hidden.
     assert doc["git"]["recorded_commits"] == [COMMIT]
     if doc["git"]["checkout"]:
@@ -264,7 +277,7 @@ def test_missing_results_files_are_reported_not_fatal(doc: dict[str, Any], tmp_p
     assert doc["results"]["findings"] == 2
     assert doc["results"]["ingest"].startswith("not available")
     # No results directory and no plan at all: still a document.
-    empty = artifact.collect(tmp_path / "none", tmp_path / "raw-none", REPO)
+    empty = collect(tmp_path / "none", tmp_path / "raw-none")
     assert empty["disk"]["results"]["bytes"] is None
     assert empty["time"]["time_to_run_s"] is None
     assert empty["plan"].startswith("not available")
@@ -279,9 +292,14 @@ def test_badges_are_honest(doc: dict[str, Any]) -> None:
         "Artifacts Evaluated – Reusable",  # noqa: RUF001
         "Results Reproduced",
     ]
-    # This checkout's CITATION.cff has no DOI: not available, whatever else holds.
-    assert badges["Artifacts Available"]["met"] is False
-    assert "DOI" in badges["Artifacts Available"]["missing"]
+    # This checkout's CITATION.cff has no DOI: not available, whatever else holds. Its licence
+    # is there, and the badge says so.
+    available = badges["Artifacts Available"]
+    assert available["met"] is False
+    assert "DOI" in available["missing"] and "licence" not in available["missing"]
+    checks = {c["check"].split(":")[0]: c["met"] for c in available["checks"]}
+    assert checks["licence"] is True
+    assert [c["met"] for c in available["checks"] if "DOI" in c["check"]] == [False]
     # One run failed and one never ran: not complete.
     assert badges["Artifacts Evaluated – Functional"]["met"] is False  # noqa: RUF001
     assert "every planned run" in badges["Artifacts Evaluated – Functional"]["missing"]  # noqa: RUF001
@@ -299,7 +317,7 @@ def test_a_repo_that_is_no_checkout_with_a_doi_and_a_setup_record(tmp_path: Path
     )
     (repo / "CITATION.cff").write_text("cff-version: 1.2.0\ntitle: t\ndoi: 10.5281/zenodo.1\n")
     (repo / "LICENSE").write_text("MIT License\n\nCopyright (c) 2024 someone\n")
-    doc = artifact.collect(fake.results, fake.raw, repo)
+    doc = collect(fake.results, fake.raw, repo)
     assert doc["git"]["checkout"] is False and doc["git"]["commit"] is None
     assert all(e["sha256"] is None and "not available" in e["note"] for e in doc["lock_files"])
     setup_bytes = (repo / ".venv" / "netstick-setup.json").stat().st_size
@@ -310,21 +328,43 @@ def test_a_repo_that_is_no_checkout_with_a_doi_and_a_setup_record(tmp_path: Path
     badges = {b["badge"]: b for b in doc["acm_badges"]}
     assert badges["Artifacts Available"]["met"] is True
     assert doc["licences"]["code"]["spdx"] == "MIT"
-    checklist = {i["item"]: i["value"] for i in doc["ctuning_checklist"]}
-    assert checklist["Archived (provide DOI)?"] == "10.5281/zenodo.1"
-    assert checklist["Code licenses (if publicly available)?"].startswith("MIT License")
+    items = {i["item"]: i["value"] for i in doc["ctuning_checklist"]}
+    assert items["Archived (provide DOI)?"] == "10.5281/zenodo.1"
+    assert items["Code licenses (if publicly available)?"].startswith("MIT (LICENSE, sha256 ")
     # The commit recorded by the runs is still the one to check out.
     assert f"git checkout {COMMIT}" in [c["command"] for c in doc["commands"]]
 
 
-def test_cli_writes_artifact_json_atomically(fake: FakeCampaign, tmp_path: Path) -> None:
-    results = tmp_path / "results" / "fake"
-    assert artifact.main([str(results), "--raw", str(fake.raw)]) == 0
+def test_cli_writes_facts_then_artifact_json_atomically(
+    fake: FakeCampaign, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A data root of its own whose raw campaign is the fixture's, so results start empty.
+    data = tmp_path / "data"
+    (data / "raw").mkdir(parents=True)
+    (data / "raw" / "fake").symlink_to(fake.raw)
+    results = data / "results" / "fake"
+    argv = ["report", "fake", "--data-dir", str(data), "--step"]
+    # Without facts.json the check-list names the file and the command that writes it.
+    assert cli_main([*argv, "checklist"]) == 2
+    assert "facts.json" in capsys.readouterr().err
+    assert cli_main([*argv, "facts"]) == 0
+    assert cli_main([*argv, "checklist"]) == 0
     doc = json.loads((results / "artifact.json").read_text())
     assert doc["campaign"] == "fake"
-    assert [p.name for p in results.iterdir()] == ["artifact.json"]  # no temporary left
-    # No machine-specific path leaks into the file.
-    assert str(tmp_path) not in (results / "artifact.json").read_text()
+    # No temporary left.
+    assert sorted(p.name for p in results.iterdir()) == ["artifact.json", "facts.json"]
+
+
+def test_licence_is_named_with_its_file_and_hash(doc: dict[str, Any]) -> None:
+    data = (REPO / "LICENSE").read_bytes()
+    code = doc["licences"]["code"]
+    assert (code["spdx"], code["file"]) == ("MIT", "LICENSE")
+    assert code["sha256"] == hashlib.sha256(data).hexdigest()
+    items = {i["item"]: i["value"] for i in doc["ctuning_checklist"]}
+    assert items["Code licenses (if publicly available)?"] == (
+        f"MIT (LICENSE, sha256 {code['sha256']})"
+    )
+    assert "MIT" in items["Data licenses (if publicly available)?"]
 
 
 def test_citation_cff_is_valid_yaml_citing_the_campaign_sources() -> None:
@@ -333,9 +373,8 @@ def test_citation_cff_is_valid_yaml_citing_the_campaign_sources() -> None:
         assert cff.get(key), key
     assert cff["cff-version"] == "1.2.0"
     assert cff["authors"] == [{"name": "The Netstick developers"}]
-    # A licence only where the repository has a licence file.
-    has_licence = any((REPO / n).is_file() for n in ("LICENSE", "LICENSE.md", "LICENSE.txt"))
-    assert ("license" in cff) == has_licence
+    # The licence of the LICENSE file, by its SPDX identifier.
+    assert cff["license"] == provenance.licence_file(REPO / "LICENSE", REPO)["spdx"] == "MIT"
     sources = " ".join(
         re.sub(
             r"\s+", " ", yaml.safe_load((REPO / "workflow" / "campaigns" / f).read_text())["source"]

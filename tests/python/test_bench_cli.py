@@ -1,16 +1,20 @@
-"""workflow.cli.bench.prototypes, workflow.cli.bench.demo and the CLI, with synthetic records and the fake prototype."""
+"""The benchmarks' shared record writer and formatter (workflow.cli.bench.record), and
+bench-prototypes and the demo run through the harness with the fake prototype."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from workflow.cli.bench import demo, record
 from workflow.cli.bench import prototypes as bench
-from workflow.cli.bench.demo import format_table
-from workflow.cli.main import main as cli_main
+from workflow.files import REPO
+
+FAKE_MANIFEST = REPO / "tests" / "python" / "fake-prototype.yaml"
 
 
 def rec(transport: str, players: int, **metrics: Any) -> dict[str, Any]:
@@ -38,58 +42,133 @@ def test_targets_measured_and_judged() -> None:
     assert ("connect_time", "kcp") not in targets  # kcp was not part of this matrix
 
 
-def test_table_is_aligned() -> None:
-    text = format_table(
-        [["tcp", "20", "0.039"], ["webrtc", "200", "-"]],
-        header=["transport", "players", "connect_s"],
+def test_target_rows_judge_each_metric_and_fail_a_missing_one() -> None:
+    rows = record.target_rows(
+        {"a_s": 2.0, "b": 5.0},
+        {"a_s": ("<=", 3.0, "fast"), "b": (">=", 6.0, "big"), "c": ("<=", 1.0, "absent")},
+    )
+    assert [(r["metric"], r["pass"]) for r in rows] == [("a_s", True), ("b", False), ("c", False)]
+    assert rows[2]["measured"] is None
+    with pytest.raises(ValueError, match="'<'"):
+        record.passes("<", 1.0, 0.5)
+
+
+def test_targets_markdown_shows_measured_required_verdict() -> None:
+    rows = bench.evaluate_targets(
+        [rec("udp", 50, rtt_p50_us=86.44), rec("tcp", 200, connect_s=2.5)]
+    )
+    table = record.targets_markdown(rows).splitlines()
+    assert table[0] == "| target | transport | players | measured | required | verdict |"
+    assert table[1] == "|---|---|---:|---:|---:|---|"
+    assert "| rtt_p50_us | udp | 50 | 86.44 | <= 100 | pass |" in table
+    assert "| connect_s | tcp | 200 | 2.5 | <= 2 | **fail** |" in table
+    unscoped = record.targets_markdown(record.target_rows({}, {"x_s": ("<=", 1.0, "")}))
+    assert unscoped.splitlines()[2] == "| x_s | not measured | <= 1 | **fail** |"
+
+
+def test_records_markdown_is_the_readme_table() -> None:
+    ok = rec(
+        "tcp", 50, connect_s=0.098, rtt_p50_us=87.6, rtt_p99_us=540.2, send_late_p99_us=190.6,
+        server_cpu_cores=0.1242, client_cpu_cores=0.1674, players_per_client_core=298.7,
+        server_rss_bytes=22_396_928, client_rss_bytes=21_553_152, probe_loss_ratio=0.0,
+    )  # fmt: skip
+    failed = {"transport": "ws", "players": 200, "ok": False, "error": "not_ready: a | b\nx"}
+    lines = record.records_markdown([ok, failed]).splitlines()
+    assert lines[0].startswith("| transport | players | connect s | RTT p50 µs |")
+    assert lines[1] == "|---|" + "|".join(["---:"] * 11) + "|"
+    assert lines[2] == (
+        "| tcp | 50 | 0.10 | 88 | 540 | 191 | 0.124 | 0.167 | 299 | 22.4 | 21.6 | 0.00 |"
+    )
+    assert lines[3].startswith("| ws | 200 | failed: not_ready: a / b | — |")
+
+
+def test_text_table_is_aligned() -> None:
+    text = record.text_table(
+        ["transport", "players", "connect_s"], [["tcp", "20", "0.039"], ["webrtc", "200", "—"]]
     )
     lines = text.splitlines()
     assert lines[0] == "transport  players  connect_s"
     assert lines[2] == "tcp             20      0.039"
-    assert lines[3] == "webrtc         200          -"
+    assert lines[3] == "webrtc         200          —"
 
 
-def test_bench_with_fake_prototype_writes_json(fake_binary: Path, tmp_path: Path) -> None:
+def test_write_adds_schema_provenance_and_relative_paths(tmp_path: Path) -> None:
+    out = tmp_path / "bench" / "x.json"
+    doc = record.write(out, "bench-x", {"run_dir": f"{REPO}/data/raw/x", "v": 1.5}, prov={"k": 1})
+    on_disk = json.loads(out.read_text())
+    assert on_disk == doc
+    assert list(doc)[:3] == ["schema", "benchmark", "provenance"]
+    assert doc["schema"] == record.RESULT_SCHEMA and doc["benchmark"] == "bench-x"
+    assert doc["run_dir"] == "data/raw/x"
+    with pytest.raises(ValueError):  # a statistic that could not be computed is null, not NaN
+        record.write(out, "bench-x", {"v": math.nan}, prov={})
+    assert json.loads(out.read_text()) == doc  # the failed write left the old file whole
+
+
+def test_bench_through_the_harness_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench" / "prototypes.json"
-    rc = cli_main(
-        [
-            "bench-prototypes",
-            "--transports",
-            "tcp,udp",
-            "--players",
-            "2",
-            "--duration-s",
-            "0.6",
-            "--warmup-s",
-            "0.1",
-            "--out",
-            str(out),
-            "--raw-dir",
-            str(tmp_path / "raw"),
-            "--binary",
-            str(fake_binary),
-            "--no-pin",
-        ]
+    doc = bench.run(
+        out,
+        tmp_path / "raw",
+        transports=["tcp"],
+        players=[2],
+        duration_s=0.8,
+        repetitions=2,
+        pin=False,
+        prototype=FAKE_MANIFEST,
+        progress=lambda _msg: None,
     )
-    assert rc == 0
-    doc = json.loads(out.read_text())
-    assert [r["transport"] for r in doc["records"]] == ["tcp", "udp"]
-    tcp = doc["records"][0]
-    assert tcp["ok"] and tcp["rtt_p50_us"] > 0 and tcp["players_per_client_core"] is not None
-    assert tcp["commands"]["server"].startswith(str(fake_binary))
+    assert json.loads(out.read_text()) == doc
+    (tcp,) = doc["records"]
+    assert tcp["ok"], tcp["error"]
+    assert tcp["summary"] == "median of 2 ok runs of 2"
+    assert len(tcp["repetitions"]) == 2 and len(tcp["rtt_p50_us_runs"]) == 2
+    assert tcp["rtt_p50_us"] > 0 and tcp["rtt_samples"] > 0
+    for run in tcp["repetitions"]:
+        assert run["players_per_client_core"] == pytest.approx(2 / run["client_cpu_cores"])
+    assert tcp["connect_s"] is not None and tcp["players_connected"] == 2
+    assert tcp["server_rss_bytes"] > 0 and tcp["client_rss_bytes"] > 0
+    assert tcp["probe_loss_ratio"] == 0.0
+    assert "fake_prototype.py" in tcp["commands"]["server"]
+    for run in tcp["repetitions"]:  # each repetition is a complete harness record
+        assert json.loads((Path(run["run_dir"]) / "status.json").read_text())["status"] == "ok"
     for key in ("git", "go_version", "kernel", "cpu_model", "cpu_count", "timestamp_utc"):
         assert key in doc["provenance"]
-    assert doc["config"]["players"] == [2]
+    assert doc["config"]["players"] == [2] and doc["config"]["pinning"] is None
     assert doc["targets"] == []  # no 50/200-player cells in this matrix
 
 
-def test_cli_rejects_unknown_transport(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        cli_main(["demo", "--transports", "tcp,carrier-pigeon"])
-    assert exc.value.code == 2
-    assert "carrier-pigeon" in capsys.readouterr().err
+def test_bench_records_a_failed_run_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PROTOTYPE_MODE", "client-fail")
+    doc = bench.run(
+        tmp_path / "p.json",
+        tmp_path / "raw",
+        transports=["tcp"],
+        players=[1, 2],
+        duration_s=0.5,
+        repetitions=1,
+        pin=False,
+        prototype=FAKE_MANIFEST,
+        progress=lambda _msg: None,
+    )
+    assert [(r["players"], r["ok"]) for r in doc["records"]] == [(1, False), (2, False)]
+    # The client exits with code 4 before its CONNECTED line; the harness names either.
+    reasons = {r["error"].split(":")[0] for r in doc["records"]}
+    assert reasons <= {"client_exit", "players_missing"}, doc["records"]
 
 
-def test_cli_missing_binary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["demo", "--binary", str(tmp_path / "nope")]) == 2
-    assert "go build" in capsys.readouterr().err
+def test_demo_prints_one_row_per_transport(tmp_path: Path) -> None:
+    text, all_ok = demo.run(
+        tmp_path / "demo",
+        transports=["tcp"],
+        players=2,
+        duration_s=0.6,
+        prototype=FAKE_MANIFEST,
+        progress=lambda _msg: None,
+    )
+    assert all_ok, text
+    header, _rule, row = text.splitlines()[:3]
+    assert header.split()[:3] == ["transport", "players", "connect"]
+    assert row.split()[:2] == ["tcp", "2"] and row.split()[-1] == "ok"

@@ -112,8 +112,8 @@ def test_unavailable_prototype_is_reported_not_dropped_silently(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"repetitons": 3}, "Additional properties are not allowed ('repetitons'"),
-        ({"seed": -1}, "key seed: -1 is less than the minimum of 0"),
+        ({"repetitons": 3}, "key repetitons: unknown key; expected one of budget_min, defaults,"),
+        ({"seed": -1}, "key seed: expected an integer >= 0, found -1 (an integer)"),
         ({"name": "other"}, "key name: 'other' must equal the file name 't'"),
     ],
 )
@@ -134,8 +134,10 @@ def test_unknown_workload_lists_allowed_values(tmp_path: Path) -> None:
     with pytest.raises(campaigns.CampaignError) as err:
         campaigns.plan(write(tmp_path, doc))
     text = str(err.value)
-    assert "matrix.0.workloads.0.name" in text and "'dance' is not one of" in text
-    assert "'idle'" in text
+    assert (
+        "key matrix.0.workloads.0.name: expected one of idle, active, wander, world, envmod, "
+        'rpc-toggle, stream, pingpong, found "dance" (a string)'
+    ) in text
 
 
 def test_unknown_transport_names_the_manifests_transports(tmp_path: Path) -> None:
@@ -210,9 +212,10 @@ def test_quick_matches_its_promise() -> None:
     plan = campaigns.plan("quick")
     transports = {r.cell["transport"] for r in plan.runs}
     players = {r.cell["players"] for r in plan.runs}
-    workloads = {r.cell["workload"] for r in plan.runs}
     reps = {r.run_id for r in plan.runs}
-    assert len(transports) >= 3 and len(players) >= 2 and len(workloads) >= 2 and len(reps) >= 3
+    # At least 6 runs per cell: the fewest for an order-statistic 95 % interval of the median
+    # and for an exact Mann-Whitney p that can survive Benjamini-Hochberg.
+    assert len(transports) >= 3 and len(players) >= 2 and len(reps) >= 6
     assert plan.budget_min is not None and plan.budget_min <= 10
     assert plan.estimate_s() <= 10 * 60
 

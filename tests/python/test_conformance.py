@@ -1,6 +1,6 @@
 """The conformance checker (prototypes.contract.conformance, `netstick check-prototype`).
 
-tests/python/fake_prototype.py implements only what the localrun tests need: its client has no
+tests/python/fake_prototype.py implements only what the harness tests need: its client has no
 SIGTERM handler, no app probes, no exit codes 4 and 5, and neither role rejects bad arguments.
 This module therefore doubles as a conformant stand-in: run as a script it validates the
 arguments like the contract asks, serves with fake_prototype's server unchanged and plays with

@@ -1,4 +1,5 @@
-"""prototypes.contract.checklogs on synthetic log directories: one valid, and one per kind of breakage."""
+"""prototypes.contract.checklogs on synthetic log directories: one valid, and one per kind of
+breakage."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prototypes.contract.checklogs import Violation, check_log_dir, read_rtt_csv, read_rtt_logs
+from prototypes.contract.checklogs import Violation, check_log_dir
 from prototypes.contract.columns import EVENTS_COLUMNS, RTT_COLUMNS, TICKS_COLUMNS
+from prototypes.contract.logs import LogFormatError, read_rtt_csv, read_rtt_logs
 from workflow.cli.main import main as cli_main
 
 START_NS = time.time_ns() - 60 * 10**9
@@ -247,8 +249,71 @@ def test_read_rtt_csv_header_only_and_bad_header(tmp_path: Path) -> None:
     path.write_text(",".join(RTT_COLUMNS) + "\n")
     assert len(read_rtt_csv(path)) == 0
     path.write_text("a,b\n1,2\n")
-    with pytest.raises(ValueError, match="header"):
+    with pytest.raises(LogFormatError) as err:
         read_rtt_csv(path)
+    # The file and the header it should have, in the message.
+    assert str(path) in str(err.value) and ",".join(RTT_COLUMNS) in str(err.value)
+    assert err.value.path == path
+
+
+BAD_RTT_ROWS = [
+    "oops,0,5,1.0,net,2",  # not an integer
+    f"{T},0,6,1.0,warp,2",  # unknown kind
+    f"{T},0,7,1.0,net,2,9",  # a field too many
+    f"{T},0,8,1.0",  # too few
+    f"{T},net,9,1.0,net,2",  # a kind name in a numeric column
+    f"{T},0,1_0,1.0,net,2",  # Python would read 1_0 as 10; numpy does not
+    f"{T},0,11,,net,2",  # no RTT
+    "",  # a blank line
+]
+
+
+@pytest.mark.parametrize("bad", BAD_RTT_ROWS)
+def test_a_bad_rtt_row_is_left_out_and_counted(tmp_path: Path, bad: str) -> None:
+    d = write_valid(tmp_path / "logs")
+    path = d / "client-0.rtt.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:3], bad, *lines[3:]]) + "\n")
+    cols = read_rtt_csv(path)
+    assert len(cols) == 6 and cols.bad_rows == {str(path): 1}
+    assert cols.kind.tolist() == ["net", "net", "app", "app", "lib", "net"]
+
+
+def test_bad_rows_are_counted_per_file_and_the_partial_last_line_is_not(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    other = d / "client-1.rtt.csv"
+    body = [f"{T},1,{k},10.0,net,1" for k in range(3)]
+    # Bad rows among good ones on both paths (the fast parser refuses the non-number and the
+    # file is read again chunk by chunk), then a partial last line from a killed writer.
+    other.write_text(
+        ",".join(RTT_COLUMNS)
+        + "\n"
+        + "\n".join([body[0], "x,y", body[1], "1,2,3,4,app,z", body[2]])
+        + "\n"
+        + f"{T},1,9,10"
+    )
+    cols = read_rtt_logs(d)
+    assert len(cols) == 6 + 3
+    assert cols.bad_rows == {str(other): 2}
+    assert read_rtt_csv(d / "client-0.rtt.csv").bad_rows == {}
+
+
+def test_both_parsing_paths_read_the_same_values(tmp_path: Path) -> None:
+    # A file numpy's parser takes whole and the same file with one bad row (so it is read again
+    # chunk by chunk, line by line where refused) give the same good rows.
+    n = 10_000
+    rows = [
+        f"{T + i},{i % 3},{i // 3},{i % 97}.5,{('net', 'app', 'lib')[i % 3]}," for i in range(n)
+    ]
+    rows = [r + ("" if r.endswith("lib,") else f"{i % 5}.25") for i, r in enumerate(rows)]
+    header = ",".join(RTT_COLUMNS) + "\n"
+    clean, dirty = tmp_path / "clean.rtt.csv", tmp_path / "dirty.rtt.csv"
+    clean.write_text(header + "\n".join(rows) + "\n")
+    dirty.write_text(header + "\n".join([*rows[:5000], "1,2,x,4,net,5", *rows[5000:]]) + "\n")
+    a, b = read_rtt_csv(clean), read_rtt_csv(dirty)
+    assert (a.bad_rows, b.bad_rows) == ({}, {str(dirty): 1})
+    for name in (*RTT_COLUMNS, "kind_code"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
 
 def test_big_rtt_file_is_read_and_checked_quickly(tmp_path: Path) -> None:

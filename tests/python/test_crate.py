@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from rocrate.rocrate import ROCrate
-from test_artifact import COMMIT, FakeCampaign, make_campaign
+from test_artifact import COMMIT, FakeCampaign, collect, make_campaign
 
-from report import artifact, crate
+from report import checklist, crate
+from workflow.cli.main import main as cli_main
 
 
 def _sha(path: Path) -> str:
@@ -36,8 +37,8 @@ def _strings(node: Any) -> list[str]:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[FakeCampaign, dict[str, Any]]:
     fake = make_campaign(tmp_path_factory.mktemp("crate"))
-    doc = artifact.collect(fake.results, fake.raw, Path(__file__).resolve().parents[2])
-    artifact.write(doc, fake.results / "artifact.json")
+    doc = collect(fake.results, fake.raw)
+    checklist.write(doc, fake.results / "artifact.json")
     return fake, doc
 
 
@@ -58,11 +59,13 @@ def test_every_file_entity_exists_with_its_size_and_hash(
     meta = json.loads((crate_dir / "ro-crate-metadata.json").read_text())
     files = [e for e in meta["@graph"] if e.get("@type") == "File"]
     ids = {e["@id"] for e in files}
-    # cells.csv and findings.json exist in the fake results, runs.csv and the others do not.
+    # cells.csv, findings.json and metrics.json exist in the fake results, runs.csv and the
+    # others do not.
     assert ids == {
         "index.html",
         "data/cells.csv",
         "data/findings.json",
+        "data/metrics.json",
         "data/artifact.json",
         "data/plan.json",
         "data/raw-manifest.tsv",
@@ -80,7 +83,11 @@ def test_every_file_entity_exists_with_its_size_and_hash(
     root = by_id["./"]
     assert root["name"] == "Netstick campaign fake"
     assert root["description"] and root["keywords"] and root["datePublished"]
-    assert root["license"]["@id"] in by_id
+    # The code's licence (LICENSE, MIT) by its SPDX URL, with the file's hash.
+    assert root["license"] == {"@id": "https://spdx.org/licenses/MIT"}
+    licence = by_id["https://spdx.org/licenses/MIT"]
+    assert licence["identifier"] == "MIT"
+    assert _sha(Path(__file__).resolve().parents[2] / "LICENSE") in licence["description"]
     software = by_id["#netstick"]
     assert software["@type"] == "SoftwareApplication" and software["version"] == COMMIT
     action = by_id["#campaign-fake"]
@@ -137,14 +144,20 @@ def test_no_absolute_paths_and_a_missing_report_is_a_warning(
 
 
 def test_cli_reads_artifact_json(
-    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+    tmp_path: Path,
+    campaign: tuple[FakeCampaign, dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     fake = campaign[0]
-    crate_dir = tmp_path / "out"
-    argv = [str(crate_dir), "--results", str(fake.results), "--raw", str(fake.raw)]
-    assert crate.main(argv) == 0
-    assert (crate_dir / "ro-crate-metadata.json").is_file()
+    data = fake.raw.parent.parent
+    argv = ["report", "fake", "--data-dir", str(data), "--report-dir", str(tmp_path / "out")]
+    assert cli_main([*argv, "--step", "crate"]) == 0
+    assert (tmp_path / "out" / "fake" / "ro-crate-metadata.json").is_file()
     # Without artifact.json the error names the file and how to make it.
-    with pytest.raises(SystemExit) as exc:
-        crate.main([str(crate_dir), "--results", str(tmp_path / "none"), "--raw", str(fake.raw)])
-    assert exc.value.code == 2
+    bare = tmp_path / "bare"
+    (bare / "raw").mkdir(parents=True)
+    (bare / "raw" / "fake").symlink_to(fake.raw)
+    code = cli_main(["report", "fake", "--data-dir", str(bare), "--step", "crate"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "artifact.json" in err and "--step checklist" in err

@@ -20,9 +20,10 @@ from conftest import REPO, needs_reference_binary
 
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.logs import read_ticks_csv
+from workflow.campaign import layout
 from workflow.harness import cell as cells
+from workflow.harness import netns
 from workflow.harness import run as harness
-from workflow.harness import sandbox
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="network namespaces need root")
@@ -44,7 +45,9 @@ def _cell(**kw: Any) -> dict[str, Any]:
         "baseline_s": 0.5,
     }
     doc.update(kw)
-    return cells.validate(doc)
+    cell = cells.validate(doc)
+    cell.setdefault("cell_id", layout.derive_cell_id(cell))  # the harness names runs by it
+    return cell
 
 
 def _no_leftovers(root: Path) -> None:
@@ -52,7 +55,7 @@ def _no_leftovers(root: Path) -> None:
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     stray = [line for line in out.splitlines() if str(root) in line and "pytest" not in line]
     assert stray == [], f"processes left behind: {stray}"
-    assert sandbox.leftovers() == []
+    assert netns.leftovers() == []
 
 
 def _status(path: Path) -> dict[str, Any]:
@@ -242,7 +245,8 @@ def test_cell_errors_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(cells.CellError) as err:
         cells.load(bad)
     text = str(err.value)
-    assert "players" in text and "workload" in text and str(bad) in text
+    assert f"{bad}: key players: expected an integer >= 1" in text
+    assert f"{bad}: key workload: expected one of idle, active," in text
 
 
 # -- network profiles measured by the probe -------------------------------------------------------
@@ -339,3 +343,41 @@ def test_without_isolation_traffic_is_counted_on_every_nic_minus_baseline(tmp_pa
     assert not lo["rx_bytes"]["within_noise"]
     assert lo["rx_bytes"]["corrected"] >= bytes_in
     assert (res.path / "net.csv").read_text().count("\n") > 3
+
+
+@pytest.mark.skipif(not FAKE_MANIFEST.exists(), reason="tests/python/fake-prototype.yaml missing")
+def test_whole_process_group_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid_file = tmp_path / "helper.pid"
+    monkeypatch.setenv("FAKE_PROTOTYPE_MODE", "helper")
+    monkeypatch.setenv("FAKE_PROTOTYPE_HELPER_PID", str(pid_file))
+    cell = _cell(prototype=str(FAKE_MANIFEST), isolation="none", players=2, duration_s=0.5)
+    res = harness.run_cell(cell, tmp_path / "run")
+    assert res.status == "ok", res.detail
+    helper_pid = int(pid_file.read_text())
+    # The helper ignores SIGTERM; the harness's SIGKILL of the server's group must reach it.
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and _alive(helper_pid):
+        time.sleep(0.05)
+    assert not _alive(helper_pid)
+    _no_leftovers(tmp_path)
+
+
+def _alive(pid: int) -> bool:
+    """Whether pid runs (a zombie waiting for init to reap it does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_free_port_is_free_for_tcp_and_udp() -> None:
+    import socket
+
+    from prototypes.contract.processes import pick_free_port
+
+    port = pick_free_port()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+        tcp.bind(("127.0.0.1", port))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", port))

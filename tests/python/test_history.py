@@ -1,5 +1,6 @@
 """The nightly regression report: trends with change points and the newest night's verdicts,
-computed by the stats stage's functions and drawn by R."""
+computed by stats/history.py (tables and findings as records) and drawn by report/history.py
+and R."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import polars as pl
 import pytest
 import report_checks as rc
 
-from report import history, render
-from stats import regress
+from report import history as history_report
+from report import sentences
+from stats import history, regress
 
 NIGHTS = ("2.0.1", "2.0.2", "2.0.3", "2.0.4", "2.0.5", "2.0.6")
 CELLS = ("kcp-p20-active", "tcp-p20-active", "enet-p20-active")
@@ -44,7 +46,7 @@ def _nights(root: Path, runs_per_cell: int = 6) -> list[Path]:
 
 def test_trends_find_the_step_and_verdicts_the_last_pair(tmp_path: Path) -> None:
     paths = _nights(tmp_path)
-    doc = history.build(paths, tmp_path / "tables")
+    doc = history.compute(paths, tmp_path / "tables")
     assert doc["nights"] == list(NIGHTS)  # labelled by the version the runs record
     trend = pl.read_csv(tmp_path / "tables" / "trends.csv", schema_overrides={"night": pl.String})
     cps = trend.filter(pl.col("change_point"))
@@ -54,44 +56,68 @@ def test_trends_find_the_step_and_verdicts_the_last_pair(tmp_path: Path) -> None
     verdicts = pl.read_csv(tmp_path / "tables" / "verdicts.csv")
     # The last two nights are both slow for kcp: no change between them, for every cell.
     assert set(verdicts["verdict"]) == {regress.NO_CHANGE}
-    assert any("change point at 2.0.5" in f for f in doc["findings"])
+    [cp] = [f for f in doc["findings"] if f["kind"] == "change_point"]
+    assert cp["context"] == {"cell_id": CELLS[0], "night": "2.0.5", "metric": "rtt_net_p50_us"}
+    assert cp["estimate"] == pytest.approx(1.3, rel=0.05) and cp["unit"] == "ratio"
+    assert any("change point at 2.0.5" in sentences.sentence(f) for f in doc["findings"])
 
 
 def test_a_regression_in_the_newest_night_is_named(tmp_path: Path) -> None:
     paths = _nights(tmp_path)[: SLOW_FROM + 1]  # the newest night is the first slow one
-    doc = history.build(paths, tmp_path / "tables")
+    doc = history.compute(paths, tmp_path / "tables")
     verdicts = pl.read_csv(tmp_path / "tables" / "verdicts.csv")
     by_cell = dict(verdicts.select("cell_id", "verdict").rows())
     assert by_cell == {CELLS[0]: regress.REGRESSION, CELLS[1]: regress.NO_CHANGE,
                        CELLS[2]: regress.NO_CHANGE}  # fmt: skip
-    [line] = [f for f in doc["findings"] if f.startswith(f"{CELLS[0]}: regression")]
-    assert "from 2.0.4 to 2.0.5" in line
+    [found] = [f for f in doc["findings"] if f["kind"] == "night_verdict"]
+    assert found["verdict"] == regress.REGRESSION and found["context"]["cell_id"] == CELLS[0]
+    low, high = found["interval"]
+    assert 1 < low <= found["estimate"] <= high
+    said = sentences.sentence(found)
+    assert said.startswith(f"{CELLS[0]}: regression from 2.0.4 to 2.0.5: rtt_net_p50_us ratio")
+    [counts] = [f for f in doc["findings"] if f["kind"] == "verdict_counts"]
+    assert counts["cells_by_verdict"] == {regress.NO_CHANGE: 2, regress.REGRESSION: 1}
+    assert sentences.sentence(counts).startswith("2.0.4 to 2.0.5: 2 no change, 1 regression over 3")
 
 
 def test_bad_input_names_the_file(tmp_path: Path) -> None:
     paths = _nights(tmp_path)
     (paths[1] / "runs.parquet").unlink()
     with pytest.raises(history.HistoryError, match=r"night-2/runs\.parquet: missing"):
-        history.build(paths, tmp_path / "tables")
+        history.compute(paths, tmp_path / "tables")
     with pytest.raises(history.HistoryError, match="at least two nights"):
-        history.build(paths[:1], tmp_path / "tables")
+        history.compute(paths[:1], tmp_path / "tables")
     with pytest.raises(history.HistoryError, match="no column 'server_cpu_cores'"):
-        history.build([paths[0], paths[2]], tmp_path / "tables", metric="server_cpu_cores")
+        history.compute([paths[0], paths[2]], tmp_path / "tables", metric="server_cpu_cores")
+    with pytest.raises(history_report.HistoryReportError, match=r"history\.json"):
+        history_report.shape(tmp_path / "tables")
 
 
 def test_history_report_renders_self_contained(tmp_path: Path) -> None:
     if shutil.which("Rscript") is None:
         pytest.skip("R is not installed")
     tables = tmp_path / "tables"
-    doc = history.build(_nights(tmp_path), tables)
+    history.compute(_nights(tmp_path), tables)
     out = tmp_path / "index.html"
-    render.render({"results": str(tables)}, out, source=history.SOURCE)
+    history_report.render(tables, out)
     page = out.read_text()
     assert rc.external_references(page) == []
     assert len(rc.figures(page)) == 1
     words = rc.text(page)
-    for line in doc["findings"]:
+    said = history_report.shape(tables)["sentences"]
+    assert said
+    for line in said:
         assert line in words, line
     rows = rc.tables(page)["newest-night-against-the-one-before"]
     assert len(rows) == 1 + len(CELLS)
-    json.dumps(doc)  # the findings document is plain JSON
+
+
+def test_too_few_nights_for_change_points_is_a_finding(tmp_path: Path) -> None:
+    doc = history.compute(_nights(tmp_path)[:3], tmp_path / "tables")
+    [few] = [f for f in doc["findings"] if f["kind"] == "too_few_nights"]
+    assert few["estimate"] == 3 and few["min_nights"] == regress.CP_MIN_POINTS
+    assert (
+        sentences.sentence(few)
+        == f"change points need at least {regress.CP_MIN_POINTS} nights; 3 given"
+    )
+    assert json.loads((tmp_path / "tables" / "history.json").read_text()) == doc

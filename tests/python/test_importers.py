@@ -19,14 +19,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stats.importers import (
-    RESOURCES_SCHEMA,
-    RUNS_SCHEMA,
-    SAMPLES_SCHEMA,
-    ImportResult,
-    envirostick,
-    netcelerity,
-)
+from stats.importers import RESOURCES_SCHEMA, ImportResult, envirostick, netcelerity
+from stats.tables import RUNS_SCHEMA, SAMPLES_SCHEMA
+from workflow.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[2]
 ENVIROSTICK_FIXTURE = Path(__file__).with_name("data") / "envirostick"
@@ -285,7 +280,7 @@ def test_netcelerity_cli_writes_parquet_atomically(
 ) -> None:
     _synthetic_nc(tmp_path / "in")
     out = tmp_path / "out"
-    assert netcelerity.main([str(tmp_path / "in"), "--out", str(out)]) == 0
+    assert cli_main(["import", "netcelerity", str(tmp_path / "in"), "--out", str(out)]) == 0
     # the three tables and no temporary file left behind
     names = sorted(p.name for p in out.iterdir())
     assert names == ["resources.parquet", "runs.parquet", "samples.parquet"]
@@ -335,7 +330,7 @@ def test_envirostick_fixture_round_trip(tmp_path: Path) -> None:
     assert (res.filter(pl.col("metric") == "memory_bytes")["value"] > 0).all()
     # round trip through the CLI's Parquet files
     out = tmp_path / "out"
-    assert envirostick.main([str(ENVIROSTICK_FIXTURE), "--out", str(out)]) == 0
+    assert cli_main(["import", "envirostick", str(ENVIROSTICK_FIXTURE), "--out", str(out)]) == 0
     assert pl.read_parquet(out / "samples.parquet").equals(result.samples)
     assert pl.read_parquet(out / "runs.parquet").equals(result.runs)
     assert pl.read_parquet(out / "resources.parquet").equals(result.resources)

@@ -116,7 +116,7 @@ def test_paths_resolve_against_the_manifest_not_the_working_directory(
 def test_missing_key_is_named(tmp_path: Path) -> None:
     problems = problems_of(tmp_path, lambda d: d.pop("players_per_process"))
     assert len(problems) == 1
-    assert problems[0].startswith("players_per_process: missing; expected Most players")
+    assert problems[0].startswith("key players_per_process: missing; expected Most players")
 
 
 def test_wrong_type_is_named_with_what_was_expected(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_wrong_type_is_named_with_what_was_expected(tmp_path: Path) -> None:
         d["players_per_process"] = "five hundred"
 
     assert problems_of(tmp_path, change) == [
-        'players_per_process: expected an integer, found "five hundred" (a string)'
+        'key players_per_process: expected an integer >= 1, found "five hundred" (a string)'
     ]
 
 
@@ -133,7 +133,9 @@ def test_unquoted_version_number_gets_a_hint(tmp_path: Path) -> None:
         d["library_versions"]["libenet"] = 1.2
 
     (problem,) = problems_of(tmp_path, change)
-    assert problem.startswith("library_versions.libenet: expected a string, found 1.2 (a number)")
+    assert problem.startswith(
+        "key library_versions.libenet: expected a string, found 1.2 (a number)"
+    )
     assert "quote it" in problem
 
 
@@ -142,9 +144,11 @@ def test_unknown_placeholder_is_named(tmp_path: Path) -> None:
         d["client_command"][4] = "{transprot}"
 
     problems = problems_of(tmp_path, change)
-    assert problems[0].startswith("client_command[4]: unknown placeholder {transprot}; expected")
+    assert problems[0].startswith("key client_command.4: unknown placeholder {transprot}; expected")
     # the typo also removed {transport}, which a multi-transport prototype needs
-    assert "client_command: missing placeholder {transport}; the harness must set it" in problems
+    assert (
+        "key client_command: missing placeholder {transport}; the harness must set it" in problems
+    )
 
 
 def test_client_only_placeholder_in_server_template(tmp_path: Path) -> None:
@@ -152,7 +156,7 @@ def test_client_only_placeholder_in_server_template(tmp_path: Path) -> None:
         d["server_command"] += ["-players", "{players}"]
 
     (problem,) = problems_of(tmp_path, change)
-    assert problem.startswith("server_command[24]: unknown placeholder {players}")
+    assert problem.startswith("key server_command.24: unknown placeholder {players}")
 
 
 def test_list_placeholder_must_be_a_whole_element(tmp_path: Path) -> None:
@@ -161,7 +165,7 @@ def test_list_placeholder_must_be_a_whole_element(tmp_path: Path) -> None:
 
     (problem,) = problems_of(tmp_path, change)
     assert problem == (
-        "server_command[11]: {params} stands for several arguments and must be a whole "
+        "key server_command.11: {params} stands for several arguments and must be a whole "
         "element, found '--{params}'"
     )
 
@@ -171,7 +175,7 @@ def test_unmatched_brace(tmp_path: Path) -> None:
         d["server_command"][2] = "serv{er"
 
     (problem,) = problems_of(tmp_path, change)
-    assert problem.startswith("server_command[2]: 'serv{er' has an unmatched brace")
+    assert problem.startswith("key server_command.2: 'serv{er' has an unmatched brace")
 
 
 def test_bad_transport_entry_is_named(tmp_path: Path) -> None:
@@ -184,15 +188,15 @@ def test_bad_transport_entry_is_named(tmp_path: Path) -> None:
     problems = problems_of(tmp_path, change)
     # The schema problems come first (the file is not interpreted further while they remain).
     assert problems == [
-        "transports[1].library: missing; expected The library that implements it "
+        "key transports.1.library: missing; expected The library that implements it "
         "(module path or package name).",
-        'transports[2].native_channels[0]: expected one of reliable, unreliable, found "both" '
+        'key transports.2.native_channels.0: expected one of reliable, unreliable, found "both" '
         "(a string)",
-        "transports[3].colour: unknown key; expected one of description, library, name, "
+        "key transports.3.colour: unknown key; expected one of description, library, name, "
         "native_channels, options, server_lost_s, version",
     ]
     problems = problems_of(tmp_path, lambda d: d["transports"][4].update(name="tcp"))
-    assert problems == ["transports[4].name: 'tcp' repeats an earlier transport"]
+    assert problems == ["key transports.4.name: 'tcp' repeats an earlier transport"]
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
@@ -203,11 +207,11 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
         d["contract_schema"] = 2
 
     assert problems_of(tmp_path, change) == [
-        "name: missing; expected Short name of the prototype (lower case, digits, '.', '_', "
+        "key name: missing; expected Short name of the prototype (lower case, digits, '.', '_', "
         "'-'), used in cell ids and reports; conventionally the name of the manifest's directory.",
-        "contract_schema: expected 1, found 2 (an integer)",
-        "ready_timeout_s: expected a number > 0, found 0 (an integer)",
-        "workloads[8]: expected one of idle, active, wander, world, envmod, rpc-toggle, "
+        "key contract_schema: expected 1, found 2 (an integer)",
+        "key ready_timeout_s: expected a number > 0, found 0 (an integer)",
+        "key workloads.8: expected one of idle, active, wander, world, envmod, rpc-toggle, "
         'stream, pingpong, found "juggle" (a string)',
     ]
 
@@ -284,6 +288,18 @@ def test_server_argv_runs_until_sigterm() -> None:
     assert argv[argv.index("-host") + 1] == "0.0.0.0"
     assert "-players" not in argv and "-probe-hz" not in argv  # client flags stay on clients
     assert argv[-2:] == ["-seed", "42"]
+
+
+def test_client_duration_keeps_fractions_and_drops_a_trailing_zero() -> None:
+    man = mf.load(REFERENCE_MANIFEST)
+
+    def duration(seconds: float) -> str:
+        cell = {**CELL, "players": 1, "duration_s": seconds}
+        (argv,) = mf.client_argvs(man, cell, host="h", port=1, log_dir="l")
+        return argv[argv.index("-duration") + 1]
+
+    assert duration(2.5) == "2.5"
+    assert duration(6.0) == "6"
 
 
 def test_smaller_split_for_tests_but_never_larger() -> None:

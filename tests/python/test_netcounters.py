@@ -22,7 +22,8 @@ from monitors import netcounters
 from monitors.netcounters import Baseline, Counters, NetSampler
 from workflow.harness import netprofiles as profiles
 from workflow.harness import sandbox
-from workflow.harness.sandbox import NETEMU_BINARY, Sandbox, leftovers
+from workflow.harness.netns import leftovers
+from workflow.harness.sandbox import NETEMU_BINARY, Sandbox
 
 AVAILABLE, WHY = sandbox.isolation_available()
 needs_sandbox = pytest.mark.skipif(not AVAILABLE, reason=f"no network namespaces here: {WHY}")

@@ -8,7 +8,8 @@ from pathlib import Path
 import workflow_runner as wr
 
 from workflow.campaign import expand as campaigns
-from workflow.campaign import progress, records
+from workflow.campaign import layout, progress
+from workflow.files import write_json
 
 
 def test_resumed_session_counts_only_its_own_windows(tmp_path: Path) -> None:
@@ -21,7 +22,7 @@ def test_resumed_session_counts_only_its_own_windows(tmp_path: Path) -> None:
         # the first half ran in an earlier session, the rest in this one
         start = session_start_ns + (1 if k >= len(plan.runs) // 2 else -(10**12))
         doc = {"status": "ok", "window_s": 10.0, "start_unix_ns": start, "overhead_s": 0.5}
-        records.write_json(records.record_path(plan.name, run.cell_id, run.run_id, raw), doc)
+        write_json(layout.record_path(plan.name, run.cell_id, run.run_id, raw), doc)
     doc = progress.summarize(plan, raw, since_unix_ns=session_start_ns)
     n = len(plan.runs)
     assert doc["window_ok_s"] == 10.0 * n

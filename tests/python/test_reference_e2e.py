@@ -19,7 +19,9 @@ from conftest import REFERENCE_BINARY, needs_reference_binary
 
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.logs import parse_detail, read_events_csv, read_rtt_csv, read_ticks_csv
-from workflow.cli.bench.localrun import RunConfig, pick_free_port, run_local
+from prototypes.contract.processes import pick_free_port
+from workflow.harness import cell as cells
+from workflow.harness.run import run_cell
 
 PLAYERS = 8
 LIB_RTT = {"kcp", "quic", "enet", "webrtc"}  # transports whose library keeps an RTT estimate
@@ -57,22 +59,24 @@ def _events(log_dir: Path, proc: str) -> list[dict[str, str]]:
 @needs_reference_binary
 @pytest.mark.parametrize(("transport", "workload"), CASES)
 def test_transport_runs_workload(tmp_path: Path, transport: str, workload: str) -> None:
-    res = run_local(
-        RunConfig(
-            binary=REFERENCE_BINARY,
-            transport=transport,
-            players=PLAYERS,
-            duration_s=2.0,
-            warmup_s=0.3,
-            workload=workload,
-            params=WORKLOADS[workload],
-            run_dir=tmp_path / "run",
-            sample_interval_s=0.25,
-        )
+    cell = cells.validate(
+        {
+            "cell_id": f"ref-{transport}-{workload}",
+            "prototype": "prototypes/reference/prototype.yaml",
+            "transport": transport,
+            "players": PLAYERS,
+            "workload": workload,
+            "params": WORKLOADS[workload],
+            "duration_s": 2.0,
+            "sample_interval_s": 0.25,
+            "baseline_s": 0,
+        }
     )
-    assert res.ok, res.error
-    assert res.players_connected == PLAYERS
-    log_dir = tmp_path / "run" / "logs"
+    outcome = run_cell(cell, tmp_path / "run")
+    assert outcome.status == "ok", f"{outcome.reason}: {outcome.detail}"
+    status = json.loads((outcome.path / "status.json").read_text())
+    assert status["counts"]["players_connected"] == PLAYERS
+    log_dir = outcome.path / "logs"
     assert [str(v) for v in check_log_dir(log_dir)] == []
 
     rtt = read_rtt_csv(log_dir / "client-0.rtt.csv")

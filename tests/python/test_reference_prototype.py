@@ -2,28 +2,36 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from conftest import REFERENCE_BINARY, needs_reference_binary
+from conftest import needs_reference_binary
 
 from prototypes.contract.checklogs import check_log_dir
-from workflow.cli.bench.localrun import RunConfig, run_local
+from workflow.cli.bench import prototypes as bench
+from workflow.harness import cell as cells
+from workflow.harness.run import run_cell
 
 
 @needs_reference_binary
 def test_tcp_run_is_measured_and_logs_conform(tmp_path: Path) -> None:
-    res = run_local(
-        RunConfig(
-            binary=REFERENCE_BINARY,
-            transport="tcp",
-            players=5,
-            duration_s=1.5,
-            warmup_s=0.5,
-            run_dir=tmp_path / "run",
-            sample_interval_s=0.25,
-        )
+    cell = cells.validate(
+        {
+            "cell_id": "ref-tcp",
+            "prototype": "prototypes/reference/prototype.yaml",
+            "transport": "tcp",
+            "players": 5,
+            "workload": "stream",
+            "params": {"size": 100, "rate": 60},
+            "duration_s": 1.5,
+            "sample_interval_s": 0.25,
+            "baseline_s": 0,
+        }
     )
-    assert res.ok, res.error
-    assert res.players_connected == 5
-    assert res.rtt_samples > 0 and res.rtt_p50_us is not None
-    assert check_log_dir(tmp_path / "run" / "logs") == []
+    outcome = run_cell(cell, tmp_path / "run")
+    assert outcome.status == "ok", f"{outcome.reason}: {outcome.detail}"
+    status = json.loads((outcome.path / "status.json").read_text())
+    assert status["counts"]["players_connected"] == 5
+    row = bench.measure(cell, outcome.path)
+    assert row["rtt_net_samples"] > 0 and row["rtt_net_p50_us"] > 0
+    assert check_log_dir(outcome.path / "logs") == []

@@ -16,7 +16,7 @@ import pytest
 import report_checks as rc
 import report_fixture
 
-from report import figdata, render, snapshot
+from report import figdata, render, sentences, snapshot
 from stats import analyse
 
 FIGURE_IDS = [
@@ -79,14 +79,21 @@ def test_figure_data_carries_the_stats_numbers(synthetic: dict[str, Path]) -> No
 
 
 def test_change_point_of_the_slower_versions_is_found(synthetic: dict[str, Path]) -> None:
+    """The stats stage finds it (changepoints.csv); the figure draws the same rows."""
+    found = pl.read_csv(
+        synthetic["results"] / "changepoints.csv", schema_overrides={"library_version": pl.String}
+    ).sort("version_order")
     versions = pl.read_csv(
         synthetic["results"] / "figures" / "versions.cells.csv",
         schema_overrides={"library_version": pl.String},
     ).sort("version_order")
-    assert versions["library_version"].to_list() == list(report_fixture.VERSIONS)
-    assert versions.filter(pl.col("change_point"))["library_version"].to_list() == [
-        report_fixture.STEP_FROM
-    ]
+    for table in (found, versions):
+        assert table["library_version"].to_list() == list(report_fixture.VERSIONS)
+        assert table.filter(pl.col("change_point"))["library_version"].to_list() == [
+            report_fixture.STEP_FROM
+        ]
+    # Drawn in ms: the stats stage's medians (µs) converted once.
+    assert versions["y"].to_list() == pytest.approx((found["estimate"] / 1000).to_list())
 
 
 def test_quick_like_campaign_says_why_figures_are_missing(tmp_path: Path) -> None:
@@ -132,7 +139,8 @@ def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -
     findings = json.loads((rendered["results"] / "findings.json").read_text())
     assert findings["findings"]
     for f in findings["findings"]:
-        assert f["statement"] in words, f["statement"]
+        said = sentences.sentence(f)
+        assert said in words, said
     runs = pl.read_csv(rendered["results"] / "runs.csv")
     ok = runs.filter(pl.col("status") == "ok").height
     failed = runs.filter(pl.col("status") == "failed").height

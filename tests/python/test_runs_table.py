@@ -50,3 +50,17 @@ def test_every_planned_run_gets_a_row_and_bad_data_is_reported(tmp_path: Path) -
     assert rows[("c1", "r2")]["reason"] == "not_ready"
     assert rows[("c1", "r2")]["failed_attempts"] == "2"
     assert rows[("c2", "r1")]["status"] == "not_run"
+
+
+def test_probe_loss_ratio_counts_lost_over_sent_of_one_kind() -> None:
+    from stats.runs_table import probe_loss_ratio
+
+    events = [
+        {"event": "probes", "value": "100", "detail": "kind=net echoed=90 lost=8 inflight=2"},
+        {"event": "probes", "value": "100", "detail": "kind=net echoed=98 lost=2 inflight=0"},
+        {"event": "probes", "value": "50", "detail": "kind=app echoed=0 lost=50 inflight=0"},
+        {"event": "connect", "value": "1.0", "detail": ""},
+    ]
+    assert probe_loss_ratio(events) == 0.05
+    assert probe_loss_ratio(events, "app") == 1.0
+    assert probe_loss_ratio(events, "lib") is None

@@ -1,8 +1,8 @@
 """Per-run sandboxes: namespaces, veths, addresses, offloads, static neighbours, the emulator,
 and a complete teardown in every case (after each test nothing named nsk-* and no child process
 is left). Needs root; skipped with the reason otherwise. The tests that run the real netemu
-skip when workflow/harness/netemu/bin/netemu is not built; the emulator's lifecycle is also tested with
-small fake emulators, which need no build.
+skip when workflow/harness/netemu/bin/netemu is not built; the emulator's lifecycle is also
+tested with small fake emulators, which need no build.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from workflow.harness import netns, sandbox
 from workflow.harness import netprofiles as profiles
-from workflow.harness import sandbox
-from workflow.harness.sandbox import NETEMU_BINARY, Sandbox, SandboxError, leftovers
+from workflow.harness.netns import leftovers
+from workflow.harness.sandbox import NETEMU_BINARY, Sandbox, SandboxError
 
 AVAILABLE, WHY = sandbox.isolation_available()
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason=f"no network namespaces here: {WHY}")
@@ -118,7 +119,7 @@ def test_names_are_short_and_unique_per_run() -> None:
 
 def test_sandbox_without_emulator() -> None:
     with Sandbox("test-plain") as sb:
-        assert set(sb.namespaces) <= set(sandbox.list_netns())
+        assert set(sb.namespaces) <= set(netns.list_netns())
         assert sb.emulator_ns is None and sb.emu_iface_a is None
         for ns, iface, addr, peer_addr, peer_mac in (
             (sb.client_ns, sb.client_iface, "10.77.0.1", "10.77.0.2", sandbox.SERVER_MAC),
@@ -238,7 +239,7 @@ def test_emulator_lifecycle_with_a_fake(tmp_path: Path) -> None:
         assert "-ab-delay" in argv and argv[-2] == "-stats-out"
         proc = sb.emulator_process
         assert proc is not None and os.getpgid(proc.pid) == proc.pid  # its own process group
-        assert sb.emulator_ns is not None and proc.pid in sandbox.netns_pids(sb.emulator_ns)
+        assert sb.emulator_ns is not None and proc.pid in netns.netns_pids(sb.emulator_ns)
         with pytest.raises(SandboxError, match="already started"):
             sb.start_emulator(wan, _fake_netemu(tmp_path, "ok"), tmp_path / "s.json")
     # close() stopped it with SIGTERM, so it wrote its counters
@@ -270,7 +271,7 @@ def test_emulator_failures_are_clear(tmp_path: Path) -> None:
 def test_close_after_an_exception_removes_everything() -> None:
     with pytest.raises(RuntimeError, match="boom"), Sandbox("test-exc", emulator=True) as sb:
         proc = sb.spawn("server", ["sleep", "30"])
-        assert proc.pid in sandbox.netns_pids(sb.server_ns)
+        assert proc.pid in netns.netns_pids(sb.server_ns)
         raise RuntimeError("boom")
     assert proc.returncode == -signal.SIGTERM  # killed and reaped by close()
     assert leftovers() == []
@@ -284,7 +285,7 @@ def test_close_kills_untracked_and_stubborn_processes() -> None:
         start_new_session=True,
     )
     deadline = time.monotonic() + 5
-    while len(sandbox.netns_pids(sb.client_ns)) < 2 and time.monotonic() < deadline:
+    while len(netns.netns_pids(sb.client_ns)) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     t0 = time.monotonic()
     sb.close()
@@ -324,6 +325,6 @@ def test_cleanup_stale_removes_only_dead_owners(tmp_path: Path) -> None:
     with Sandbox("test-live") as live:
         removed = sandbox.cleanup_stale()
         assert removed == [f"netns nsk-{short}-s"]
-        assert set(live.namespaces) <= set(sandbox.list_netns())  # the live one is kept
+        assert set(live.namespaces) <= set(netns.list_netns())  # the live one is kept
     assert orphan.wait(timeout=5) == -signal.SIGTERM
     assert not (sandbox.OWNER_DIR / f"{short}.json").exists()

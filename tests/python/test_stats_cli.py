@@ -42,9 +42,12 @@ def test_analyse_writes_cells_comparisons_and_findings(tmp_path: Path) -> None:
     assert (p50["ci_low"] <= p50["estimate"]).all() and (p50["estimate"] <= p50["ci_high"]).all()
     kinds = {f["kind"] for f in doc["findings"]}
     assert {"scaling", "slope", "comparison"} <= kinds
-    growth = [f for f in doc["findings"] if f["kind"] == "scaling" and "kcp" in f["statement"]]
+    growth = [
+        f for f in doc["findings"] if f["kind"] == "scaling" and f["context"]["transport"] == "kcp"
+    ]
     # kcp p50 grows from 2*1.2 to 2*3 ms: 2.5x
-    assert growth and growth[0]["ci_low"] <= 2.5 <= growth[0]["ci_high"]
+    low, high = growth[0]["interval"]
+    assert growth[0]["unit"] == "ratio" and low <= 2.5 <= high
     assert (tmp_path / "comparisons.parquet").is_file()
     json.loads((tmp_path / "findings.json").read_text())  # valid JSON, no NaN
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -94,6 +95,28 @@ def test_ratio_cannot_conclude() -> None:
     assert (iv.estimate, iv.low, iv.high) == (2.0, 2.0, 2.0) and iv.note is not None
 
 
+def test_ratio_percentile_method_and_seed_sequences() -> None:
+    rng = np.random.default_rng(5)
+    a, b = rng.lognormal(np.log(10), 0.3, 12), rng.lognormal(np.log(13), 0.3, 12)
+    iv = ratio_of_medians(a, b, method="percentile", seed=[7, 123], n_resamples=2000)
+    assert iv.method == "percentile" and iv.low < iv.estimate < iv.high
+    assert iv == ratio_of_medians(a, b, method="percentile", seed=[7, 123], n_resamples=2000)
+    assert iv != ratio_of_medians(a, b, method="percentile", seed=[7, 124], n_resamples=2000)
+    with pytest.raises(ValueError, match="method must be one of"):
+        ratio_of_medians(a, b, method="studentized")
+
+
+def test_ratio_from_two_runs_says_the_interval_is_too_narrow() -> None:
+    iv = ratio_of_medians([10.0, 11.0], [20.0, 21.0, 22.0, 19.0], method="percentile")
+    assert iv.low <= iv.estimate <= iv.high
+    assert iv.note == "interval from 2 runs in a is too narrow to trust"
+
+
+def test_ratio_that_overflows_is_undefined() -> None:
+    iv = ratio_of_medians([1e-300, 1e-300, 1e-300], [1e300, 1e300, 1e300])
+    assert math.isnan(iv.estimate) and iv.note == "ratio not finite (values too large or too small)"
+
+
 # -- effect sizes and the test ---------------------------------------------------------------
 
 
@@ -147,13 +170,61 @@ def test_hodges_lehmann_selection_equals_all_pairs(seed: int, m: int, n: int, ti
         assert hodges_lehmann(a, b) == expected
 
 
-def test_mann_whitney_p() -> None:
+def _permutation_p(a: list[float], b: list[float]) -> float:
+    """Two-sided p of U by enumerating every split of the pooled values into groups of len(a)
+    and len(b) (the exact permutation test the exact null distribution must equal)."""
+    pooled = a + b
+    m, n = len(a), len(b)
+
+    def u(xs: list[float], ys: list[float]) -> float:
+        return sum((y > x) + 0.5 * (y == x) for x in xs for y in ys)
+
+    centre = m * n / 2
+    observed = abs(u(a, b) - centre)
+    splits = list(itertools.combinations(range(m + n), m))
+    extreme = 0
+    for idx in splits:
+        xs = [pooled[i] for i in idx]
+        ys = [pooled[i] for i in range(m + n) if i not in idx]
+        extreme += abs(u(xs, ys) - centre) >= observed - 1e-9
+    return extreme / len(splits)
+
+
+@pytest.mark.parametrize(("m", "n", "shift"), [(4, 5, 0.5), (6, 6, 1.0), (5, 7, 0.0), (9, 3, 2.0)])
+def test_mann_whitney_untied_small_samples_equal_the_permutation_p(
+    m: int, n: int, shift: float
+) -> None:
+    rng = np.random.default_rng(m * 10 + n)
+    a = rng.normal(0, 1, m).tolist()
+    b = rng.normal(shift, 1, n).tolist()
+    assert mann_whitney_p(a, b) == pytest.approx(_permutation_p(a, b), rel=1e-12)
+    assert mann_whitney_p(a, b) == pytest.approx(mann_whitney_p(b, a), rel=1e-12)
+
+
+def test_mann_whitney_is_exact_beyond_eight_runs_a_side() -> None:
+    # 10 vs 10 fully separated: only the two extreme splits of C(20, 10) are as extreme.
+    a, b = np.arange(10.0), np.arange(10.0) + 100
+    assert mann_whitney_p(a, b) == pytest.approx(2 / math.comb(20, 10), rel=1e-9)
     rng = np.random.default_rng(4)
     a, b = rng.normal(0, 1, 12), rng.normal(1, 1, 15)
-    assert mann_whitney_p(a, b) == pytest.approx(mannwhitneyu(b, a).pvalue)
-    assert mann_whitney_p(a, b) == pytest.approx(mann_whitney_p(b, a))
+    assert mann_whitney_p(a, b) == pytest.approx(mannwhitneyu(b, a, method="exact").pvalue)
+
+
+def test_mann_whitney_with_ties_is_the_corrected_normal_approximation() -> None:
+    a, b = [1.0, 2.0, 2.0, 3.0, 3.0, 4.0], [3.0, 4.0, 4.0, 5.0, 5.0, 6.0]
+    p = mann_whitney_p(a, b)
+    assert p == pytest.approx(
+        mannwhitneyu(b, a, method="asymptotic", use_continuity=True).pvalue, rel=1e-12
+    )
+    # The tie and continuity corrections are in: the uncorrected statistic gives another p.
+    assert p != pytest.approx(mannwhitneyu(b, a, method="asymptotic", use_continuity=False).pvalue)
+
+
+def test_mann_whitney_all_equal_is_one_and_empty_is_nan() -> None:
+    assert mann_whitney_p([3.0, 3.0], [3.0, 3.0, np.nan]) == 1.0  # no evidence of a difference
+    assert mann_whitney_p([7.0], [7.0]) == 1.0
     assert math.isnan(mann_whitney_p([], [1.0, 2.0]))
-    assert math.isnan(mann_whitney_p([3.0, 3.0], [3.0, 3.0, np.nan]))  # nothing to rank
+    assert math.isnan(mann_whitney_p([1.0, 2.0], [np.nan, np.inf]))  # nothing finite in b
 
 
 # -- multiple comparisons ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from stats.resources import mean_cpu_cores, peak_rss_bytes
-from stats.summary import Percentiles, percentiles, summarize_by_kind, window_mask
+from stats.summary import Percentiles, percentiles, summarize_by_kind
 
 
 def test_linear_percentiles_known_answers() -> None:
@@ -28,12 +28,6 @@ def test_percentiles_ignore_nan_and_empty() -> None:
     assert percentiles([np.nan, np.nan]) is None
     p = percentiles([np.nan, 10.0])
     assert p is not None and (p.n, p.p50, p.p99, p.max) == (1, 10.0, 10.0, 10.0)
-
-
-def test_window_is_half_open() -> None:
-    t = np.array([10, 20, 30, 40], dtype=np.int64)
-    assert window_mask(t, 20, 40).tolist() == [False, True, True, False]
-    assert window_mask(t, None, None).all()
 
 
 def test_summarize_by_kind_in_window() -> None:
@@ -70,8 +64,10 @@ def test_mean_cpu_cores_from_cumulative_seconds() -> None:
         S(3 * s, "server", 1.6, 0.4, 0.5, 150),
         S(1 * s, "client-0", 5.0, 0.0, 9.9, 7),
     ]
-    # From t=1 s to t=3 s: (2.0 - 0.5) CPU-s over 2 s = 0.75 cores.
-    assert mean_cpu_cores(rows, "server", 1 * s, 3 * s) == pytest.approx(0.75)
+    # The window [1 s, 4 s) holds the samples at 1, 2 and 3 s: (2.0 - 0.5) CPU-s over 2 s.
+    assert mean_cpu_cores(rows, "server", 1 * s, 4 * s) == pytest.approx(0.75)
+    # Its end is exclusive, as for every summary: [1 s, 3 s) ends at the sample at 2 s.
+    assert mean_cpu_cores(rows, "server", 1 * s, 3 * s) == pytest.approx(1.0)
     assert mean_cpu_cores(rows, "server") == pytest.approx(2.0 / 3)
     assert mean_cpu_cores(rows, "client-0") == 9.9  # one sample: its own rate
     assert mean_cpu_cores(rows, "nobody") is None

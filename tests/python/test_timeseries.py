@@ -10,6 +10,8 @@ import polars as pl
 import pytest
 
 from stats import timeseries
+from stats.runs_table import read_monitor
+from stats.window import Window
 
 START_NS = 1_700_000_000_000_000_000
 
@@ -66,8 +68,8 @@ def test_run_series_reads_monitor_and_reports_unreadable_files(tmp_path: Path) -
     (run / "monitor.csv").write_text("\n".join(lines) + "\n")
     (run / "net.csv").write_text("this is not a counter file\n\x00\x01")
     ids = {"campaign": "c", "cell_id": "cell", "run_id": "r1"}
-    meta = {"window_start_unix_ns": START_NS}
-    out, unread = timeseries.run_series(run, _samples(), meta, ids)
+    window = Window(START_NS, None)
+    out, unread = timeseries.run_series(run, _samples(), window, ids, read_monitor(run))
     assert _by(out, "server_cpu_cores") == {0.0: pytest.approx(0.15), 1.0: pytest.approx(0.35)}
     assert _by(out, "server_rss_bytes") == {0.0: 2000.0, 1.0: 4000.0}
     assert out.schema == pl.Schema(timeseries.SCHEMA)
@@ -77,6 +79,6 @@ def test_run_series_reads_monitor_and_reports_unreadable_files(tmp_path: Path) -
 
 def test_partial_last_second_after_the_window_is_left_out() -> None:
     ids = {"campaign": "c", "cell_id": "cell", "run_id": "r1"}
-    meta = {"window_start_unix_ns": START_NS, "window_end_unix_ns": START_NS + int(1.5e9)}
-    out, _ = timeseries.run_series(Path("/nonexistent"), _samples(), meta, ids)
+    window = Window(START_NS, START_NS + int(1.5e9))
+    out, _ = timeseries.run_series(Path("/nonexistent"), _samples(), window, ids)
     assert set(out["t_s"].to_list()) == {0.0}  # second 1 reaches past the 1.5 s window

@@ -17,7 +17,7 @@ import report_checks as rc
 import workflow_runner as wr
 
 from workflow.campaign import expand as campaigns
-from workflow.harness import sandbox
+from workflow.harness import netns
 
 pytestmark = pytest.mark.skipif(not wr.SNAKEMAKE.exists(), reason="snakemake is not in this venv")
 
@@ -169,4 +169,4 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
         assert wr.tree_digest(Path(d)) == digest, f"{d} changed on resume"
     plan = campaigns.plan(camp)
     assert {f"{r['cell_id']}/{r['run_id']}" for r in recs} == set(plan.by_key)
-    assert not sandbox.leftovers(), "a namespace of the killed run was left behind"
+    assert not netns.leftovers(), "a namespace of the killed run was left behind"

@@ -87,9 +87,9 @@ def test_shortened_quick_campaign_through_das6_profile(
     assert res.returncode == 0, out[-6000:]
     raw = tmp_path / "data" / "raw" / "quick"
     recs = [json.loads(p.read_text()) for p in wr.records(raw)]
-    assert len(recs) == 12 and all(r["status"] == "ok" for r in recs)
+    assert len(recs) == 6 and all(r["status"] == "ok" for r in recs)
     jobs = sorted({str(r["job"]["slurm_job_id"]) for r in recs})
-    assert len(jobs) == 12, "one SLURM job per run"
+    assert len(jobs) == 6, "one SLURM job per run"
     states = sacct_states(cluster, jobs)
     assert set(states.values()) == {"COMPLETED"}, states
 
@@ -103,7 +103,7 @@ def test_shortened_quick_campaign_through_das6_profile(
         prefixes = " ".join(" ".join(p) for p in meta["launch_prefixes"].values())
         assert "--nodelist=node1" in prefixes and "--nodelist=node2" in prefixes
     assert (tmp_path / "report" / "quick" / "index.html").is_file()
-    assert "== campaign quick: 12 of 12 runs ok" in out
+    assert "== campaign quick: 6 of 6 runs ok" in out
 
 
 def test_failing_run_is_retried_and_its_failure_kept(

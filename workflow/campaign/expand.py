@@ -25,6 +25,8 @@ import jsonschema
 import yaml
 
 from prototypes.contract import manifest as manifests
+from prototypes.contract.schema_errors import schema_error_line
+from workflow.campaign import layout
 from workflow.files import REPO
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
@@ -196,19 +198,6 @@ def _schema() -> dict[str, Any]:
     return doc
 
 
-def _error_text(source: str, e: jsonschema.ValidationError) -> str:
-    key = ".".join(str(p) for p in e.absolute_path) or "(top level)"
-    if e.validator == "enum":
-        return f"{source}: key {key}: {e.instance!r} is not one of {e.validator_value}"
-    if e.validator == "additionalProperties":
-        allowed = ", ".join(sorted(e.schema.get("properties", {})))
-        return f"{source}: key {key}: {e.message} (allowed keys: {allowed})"
-    if e.validator == "oneOf" and e.context:
-        best = min(e.context, key=lambda c: len(list(c.absolute_path)))
-        return f"{source}: key {key}: {best.message}"
-    return f"{source}: key {key}: {e.message}"
-
-
 def load(path: Path) -> dict[str, Any]:
     """Read and validate a campaign file (schema and the checks a schema cannot express)."""
     source = _repo_relative(path)
@@ -225,7 +214,7 @@ def load(path: Path) -> dict[str, Any]:
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        raise CampaignError("\n".join(_error_text(source, e) for e in errors))
+        raise CampaignError("\n".join(schema_error_line(source, e) for e in errors))
     if doc["name"] != path.stem:
         raise CampaignError(
             f"{source}: key name: {doc['name']!r} must equal the file name {path.stem!r}"
@@ -442,7 +431,7 @@ def plan(
                         except cells.CellError as exc:
                             raise CampaignError(str(exc)) from None
                         full.pop("cell_id", None)
-                        readable = cells.derive_cell_id(full)
+                        readable = layout.derive_cell_id(full)
                         # The campaign's name of the prototype, not its directory's.
                         dirname = Path(full["prototype"]).parent.name
                         readable = proto["name"].replace("/", "-") + readable[len(dirname) :]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from workflow.campaign import expand as campaigns
-from workflow.campaign import records
+from workflow.campaign import layout, records
+from workflow.files import read_json, write_json
 
 SUMMARY_FAILED_LINES = 8
 
@@ -39,14 +40,14 @@ def describe_plan(plan: campaigns.Plan) -> str:
 
 def write_plan(plan: campaigns.Plan, raw: Path) -> Path:
     """data/raw/<campaign>/plan.json; an older, different plan is kept as plans/<stamp>.json."""
-    path = records.campaign_dir(plan.name, raw) / "plan.json"
+    path = layout.campaign_dir(plan.name, raw) / "plan.json"
     doc = plan.to_doc()
-    old = records.read_json(path)
+    old = read_json(path)
     if old is not None and old.get("runs") != doc["runs"]:
         history = path.parent / "plans"
         history.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, history / f"{time.strftime('%Y%m%dT%H%M%S')}.json")
-    records.write_json(path, doc)
+    write_json(path, doc)
     return path
 
 
@@ -119,7 +120,7 @@ def summarize(
         "window_ok_s": round(window_ok_s, 1),
         "window_session_s": round(window_session_s, 1),
         "overhead_s_median": round(statistics.median(overheads), 3) if overheads else None,
-        "raw": str(records.campaign_dir(plan.name, raw)),
+        "raw": str(layout.campaign_dir(plan.name, raw)),
         "report": str(report) if report is not None and report.is_file() else None,
     }
 
@@ -179,7 +180,7 @@ class Monitor:
         self.started = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="netstick-progress", daemon=True)
-        self._paths = [records.record_path(plan.name, r.cell_id, r.run_id, raw) for r in plan.runs]
+        self._paths = [layout.record_path(plan.name, r.cell_id, r.run_id, raw) for r in plan.runs]
         self._estimates = [r.estimate_s() for r in plan.runs]
         self._initial_est = sum(
             e for e, p in zip(self._estimates, self._paths, strict=True) if p.is_file()
@@ -202,7 +203,7 @@ class Monitor:
         for p in self._paths:
             if p.is_file():
                 done += 1
-                rec = records.read_json(p)
+                rec = read_json(p)
                 if rec is not None and rec.get("status") != "ok":
                     failed += 1
         return done, failed
@@ -245,6 +246,6 @@ def _dur(seconds: float) -> str:
 
 
 def write_summary(doc: dict[str, Any], raw: Path) -> Path:
-    path = records.campaign_dir(doc["campaign"], raw) / "summary.json"
-    records.write_json(path, doc)
+    path = layout.campaign_dir(doc["campaign"], raw) / "summary.json"
+    write_json(path, doc)
     return path

@@ -1,14 +1,9 @@
-"""Where a campaign's runs live, and the record each finished run leaves for the workflow.
+"""The record each finished run leaves for the workflow (the layout is workflow.campaign.layout).
 
-    data/raw/<campaign>/plan.json                  the expanded campaign (seed, order, cells)
-    data/raw/<campaign>/<cell-id>/<run-id>/        the harness's run directory (only when ok)
-    data/raw/<campaign>/<cell-id>/<run-id>.failed/ every failed attempt, kept (harness)
-    data/raw/<campaign>/<cell-id>/<run-id>.json    the run's record: Snakemake's output
-
-The record, not the run directory, is what Snakemake tracks: Snakemake deletes a job's outputs
-before it runs the job, and measured data must never be deleted by a workflow engine. The
-harness itself refuses to redo a run directory that holds status ok, so even a lost record only
-costs a re-read, never a re-measurement.
+The record, data/raw/<campaign>/<cell-id>/<run-id>.json, not the run directory, is what
+Snakemake tracks: Snakemake deletes a job's outputs before it runs the job, and measured data
+must never be deleted by a workflow engine. The harness itself refuses to redo a run directory
+that holds status ok, so even a lost record only costs a re-read, never a re-measurement.
 
 A run is retried by Snakemake while attempts remain; the last failed attempt writes a record
 with status failed and exits 0, so one bad run does not stop the campaign's report, which lists
@@ -18,80 +13,36 @@ it again.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workflow.campaign import expand as campaigns
+from workflow.campaign import layout
+from workflow.campaign.layout import RAW, record_path, run_dir
+from workflow.files import read_json, write_json
 
 RECORD_SCHEMA = 1
-RAW = campaigns.REPO / "data" / "raw"
-
-
-def campaign_dir(name: str, raw: Path = RAW) -> Path:
-    return raw / name
-
-
-def run_dir(name: str, cell_id: str, run_id: str, raw: Path = RAW) -> Path:
-    return raw / name / cell_id / run_id
-
-
-def record_path(name: str, cell_id: str, run_id: str, raw: Path = RAW) -> Path:
-    return raw / name / cell_id / f"{run_id}.json"
-
-
-def replace_atomically(path: Path, write: Callable[[Path], object]) -> Path:
-    """Call write(tmp) on a temporary file beside path, then rename it over path: a reader (or a
-    resumed campaign) sees the old file or the new one, never half of one. A failed write leaves
-    no temporary file behind. Every stage writes its files through this."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def write_text(path: Path, text: str) -> Path:
-    return replace_atomically(path, lambda tmp: tmp.write_text(text))
-
-
-def write_json(path: Path, doc: dict[str, Any]) -> None:
-    """Write a run record (sorted keys) atomically."""
-    write_text(path, json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def failed_attempts(out: Path) -> list[dict[str, Any]]:
-    """Every failed attempt the harness set aside for this run, oldest first."""
-    failed = out.parent / f"{out.name}.failed"
-    attempts = []
-    for d in sorted(failed.glob("*")) if failed.is_dir() else []:
-        status = read_json(d / "status.json") or {}
-        meta = read_json(d / "meta.json") or {}
-        attempts.append(
-            {
-                "path": d.name,
-                "reason": status.get("reason", "unknown"),
-                "detail": str(status.get("detail", ""))[:400],
-                "slurm_job_id": (meta.get("job") or {}).get("slurm_job_id"),
-            }
-        )
-    return attempts
+    """Every failed attempt the harness set aside for this run, oldest first, as the record
+    and the campaign summary list them."""
+    return [_attempt_doc(a) for a in layout.failed_attempts(out)]
+
+
+def _attempt_doc(attempt: layout.FailedAttempt) -> dict[str, Any]:
+    status = attempt.status or {}
+    return {
+        "path": attempt.path.name,
+        "reason": status.get("reason", "unknown"),
+        "detail": str(status.get("detail", ""))[:400],
+        "slurm_job_id": ((attempt.meta or {}).get("job") or {}).get("slurm_job_id"),
+    }
 
 
 def _job_info() -> dict[str, Any]:
@@ -162,11 +113,11 @@ class Found:
 
 
 def collect(plan: campaigns.Plan, raw: Path = RAW) -> Iterator[Found]:
-    """The state of every planned run, in execution order."""
-    for r in plan.runs:
-        rec = read_json(record_path(plan.name, r.cell_id, r.run_id, raw))
-        out = run_dir(plan.name, r.cell_id, r.run_id, raw)
-        yield Found(r.key, rec, failed_attempts(out))
+    """The state of every planned run, in execution order (the plan in memory: plan.json may
+    not be written yet)."""
+    doc = {"campaign": plan.name, "runs": [{"block": r.block, "cell": r.cell} for r in plan.runs]}
+    for found in layout.walk(layout.campaign_dir(plan.name, raw), doc):
+        yield Found(found.key, found.record, [_attempt_doc(a) for a in found.failed])
 
 
 def reset_failed(plan: campaigns.Plan, raw: Path = RAW) -> list[str]:

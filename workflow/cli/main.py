@@ -1,52 +1,26 @@
-"""The `netstick` command."""
+"""The `netstick` command: every subcommand's parser, built here in one place.
+
+Each subcommand names the function that runs it as "module:function"; the module is imported only
+when that subcommand runs, so `netstick campaign plan` never loads the statistics stack and a
+stage's import error cannot break the other commands. The functions live beside this file, one
+module per stage (campaign.py, contract.py, runs.py, stats.py, report.py, bench/).
+"""
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from prototypes.contract.checklogs import DEFAULT_MAX_PER_FILE, check_log_dir
-from workflow.cli import campaign as campaign_cli
-from workflow.cli import stats as stats_cli
-from workflow.cli.bench import demo
-from workflow.cli.bench import prototypes as bench
 from workflow.files import REPO
 
-
-def repo_root() -> Path:
-    """The checkout this package runs from (editable install)."""
-    return REPO
-
-
+DATA = REPO / "data"
 DEFAULT_BINARY = Path("prototypes/reference/bin/netstick-ref")
-
-
-def _binary(path: Path | None) -> Path:
-    return path if path is not None else repo_root() / DEFAULT_BINARY
-
-
-def _transports(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in names if t not in bench.TRANSPORTS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown transport(s) {', '.join(unknown) or '(none given)'}; "
-            f"expected a comma-separated list from {','.join(bench.TRANSPORTS)}"
-        )
-    return names
-
-
-def _player_counts(text: str) -> list[int]:
-    try:
-        counts = [int(p) for p in text.split(",") if p.strip()]
-    except ValueError:
-        counts = []
-    if not counts or any(c < 1 for c in counts):
-        raise argparse.ArgumentTypeError(f"expected player counts >= 1 like 50,200; got {text!r}")
-    return counts
+# The transports of the reference prototype (its manifest lists the same; the commands that take
+# --transports check against it when they run).
+REFERENCE_TRANSPORTS = "tcp,udp,kcp,enet,quic,ws,webrtc"
 
 
 def _positive_int(text: str) -> int:
@@ -55,285 +29,347 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
-
-
-def _cmd_check_logs(args: argparse.Namespace) -> int:
-    violations = check_log_dir(args.dir, max_per_file=args.max_per_file)
-    for v in violations:
-        print(v)
-    if violations:
-        print(
-            f"{len(violations)} violation(s) of prototypes/CONTRACT.md in {args.dir}",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"{args.dir}: conforms to prototypes/CONTRACT.md (log schema 1)")
-    return 0
-
-
-def _cmd_check_prototype(args: argparse.Namespace) -> int:
-    from prototypes.contract import conformance, manifest
-
-    try:
-        man = manifest.load(args.manifest)
-    except manifest.ManifestError as exc:
-        print(f"netstick check-prototype: {exc}", file=sys.stderr)
-        return 2
-    names = [t.strip() for t in (args.transport or "").split(",") if t.strip()]
-    unknown = [t for t in names if t not in man.transport_names]
-    if unknown:
-        print(
-            f"netstick check-prototype: --transport {','.join(unknown)}: expected names from "
-            f"{man.path} (transports: {','.join(man.transport_names)})",
-            file=sys.stderr,
-        )
-        return 2
-    all_passed = True
-    for transport in names or man.transport_names:
-        work_dir = args.work_dir / transport if args.work_dir else None
+def _seconds(minimum: float, strict: bool) -> Callable[[str], float]:
+    def parse(text: str) -> float:
         try:
-            results = conformance.check_prototype(
-                man, transport, quick=args.quick, work_dir=work_dir
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > minimum if strict else value >= minimum):
+            relation = ">" if strict else ">="
+            raise argparse.ArgumentTypeError(
+                f"expected a number of seconds {relation} {minimum:g}, got {text!r}"
             )
-        except conformance.ConformanceError as exc:
-            print(f"netstick check-prototype: {exc}", file=sys.stderr)
-            return 2
-        print(conformance.format_table(man, transport, results) + "\n", flush=True)
-        all_passed = all_passed and all(r.passed for r in results)
-    return 0 if all_passed else 1
+        return value
+
+    return parse
 
 
-def _cmd_demo(args: argparse.Namespace) -> int:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = args.out_dir or repo_root() / "data" / "demo" / stamp
-    text, all_ok = demo.run_demo(
-        _binary(args.binary),
-        out_dir,
-        args.transports,
-        players=args.players,
-        duration_s=args.duration_s,
-        warmup_s=args.warmup_s,
-        pin=args.pin,
+def _names(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return names
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        counts = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        counts = []
+    if not counts or any(c < 1 for c in counts):
+        raise argparse.ArgumentTypeError(f"expected counts >= 1 like 50,200; got {text!r}")
+    return counts
+
+
+SubParsers = argparse._SubParsersAction  # type: ignore[type-arg]
+
+
+def _command(sub: SubParsers, name: str, target: str, help_text: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=help_text)
+    p.set_defaults(target=target)
+    return p
+
+
+def _campaign_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("campaign", help="campaign name (workflow/campaigns/<name>.yaml) or file")
+    p.add_argument(
+        "--prototypes", default="", help="comma-separated prototypes to keep (default: all)"
     )
-    print(text)
-    return 0 if all_ok else 1
+    p.add_argument("--repetitions", type=int, default=None, help="override repetitions")
+    p.add_argument("--duration-s", type=float, default=None, help="override every window")
+    p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
 
 
-def _cmd_bench(args: argparse.Namespace) -> int:
-    root = repo_root()
-    out = args.out or root / "data" / "bench" / "prototypes.json"
-    raw_dir = args.raw_dir or root / "data" / "raw" / "bench-prototypes"
-    doc = bench.run_bench(
-        _binary(args.binary),
-        out,
-        raw_dir,
-        root,
-        transports=args.transports,
-        players=args.players,
-        duration_s=args.duration_s,
-        warmup_s=args.warmup_s,
-        pin=not args.no_pin,
-        repetitions=args.repetitions,
+def _binary_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--binary", type=Path, default=None, help=f"prototype binary (default {DEFAULT_BINARY})"
     )
-    print(bench.target_summary(doc))
-    failed = sum(not r["ok"] for r in doc["records"])
-    print(f"{len(doc['records'])} cells, {failed} failed; results in {out}")
-    return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="netstick",
-        description="Reproducible benchmarks of game-networking libraries.",
+def _add_contract(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "check-logs",
+        "workflow.cli.contract:check_logs",
+        "check a log directory against prototypes/CONTRACT.md",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("check-logs", help="check a log directory against prototypes/CONTRACT.md")
     p.add_argument("dir", type=Path, metavar="DIR")
     p.add_argument(
-        "--max-per-file",
-        type=int,
-        default=DEFAULT_MAX_PER_FILE,
-        help="show at most this many violations per file (default %(default)s)",
+        "--max-per-file", type=int, default=50, help="violations shown per file (default 50)"
     )
-    p.set_defaults(func=_cmd_check_logs)
 
-    p = sub.add_parser(
+    p = _command(
+        sub,
         "check-prototype",
-        help="run a prototype from its manifest and report every violation of the contract",
+        "workflow.cli.contract:check_prototype",
+        "run a prototype from its manifest and report every violation of the contract",
     )
     p.add_argument(
         "manifest", type=Path, metavar="MANIFEST", help="prototypes/<name>/prototype.yaml"
     )
-    p.add_argument(
-        "--transport", help="comma-separated transports (default: all the manifest lists)"
-    )
+    p.add_argument("--transport", help="comma-separated transports (default: all the manifest has)")
     p.add_argument("--quick", action="store_true", help="one 2 s stream run instead of stream+idle")
     p.add_argument("--work-dir", type=Path, help="keep the logs here (default: a removed temp dir)")
-    p.set_defaults(func=_cmd_check_prototype)
 
-    all_transports = ",".join(bench.TRANSPORTS)
-    p = sub.add_parser("demo", help="a quick table of every transport on loopback")
-    p.add_argument(
-        "--transports",
-        type=_transports,
-        default=list(bench.TRANSPORTS),
-        help=f"comma-separated (default {all_transports})",
-    )
-    p.add_argument(
-        "--players",
-        type=_positive_int,
-        default=demo.DEMO_PLAYERS,
-        help=f"players of the one client process (default {demo.DEMO_PLAYERS})",
-    )
-    p.add_argument("--duration-s", type=_positive_float, default=demo.DEMO_DURATION_S)
-    p.add_argument("--warmup-s", type=_non_negative_float, default=demo.DEMO_WARMUP_S)
-    p.add_argument("--binary", type=Path, help=f"prototype binary (default {DEFAULT_BINARY})")
-    p.add_argument("--out-dir", type=Path, help="where logs go (default data/demo/<time>)")
-    p.add_argument("--pin", action="store_true", help="pin the server to CPU 0, client to CPU 1")
-    p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser(
-        "bench-prototypes", help="every transport at 50 and 200 players, against the targets"
-    )
-    p.add_argument(
-        "--transports",
-        type=_transports,
-        default=list(bench.TRANSPORTS),
-        help=f"comma-separated (default {all_transports})",
-    )
-    p.add_argument(
-        "--players",
-        type=_player_counts,
-        default=list(bench.BENCH_PLAYERS),
-        help="comma-separated player counts (default 50,200)",
-    )
-    p.add_argument(
-        "--duration-s",
-        type=_positive_float,
-        default=bench.BENCH_DURATION_S,
-        help="seconds after all players connected (default %(default)s)",
-    )
-    p.add_argument(
-        "--warmup-s",
-        type=_non_negative_float,
-        default=bench.BENCH_WARMUP_S,
-        help="seconds excluded at the start (default %(default)s)",
-    )
-    p.add_argument("--out", type=Path, help="result JSON (default data/bench/prototypes.json)")
-    p.add_argument(
-        "--raw-dir", type=Path, help="logs of each cell (default data/raw/bench-prototypes)"
-    )
-    p.add_argument("--binary", type=Path, help=f"prototype binary (default {DEFAULT_BINARY})")
-    p.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
-    p.add_argument(
-        "--repetitions",
-        type=_positive_int,
-        default=3,
-        help="runs per cell; the record holds their medians (default %(default)s)",
-    )
-    p.set_defaults(func=_cmd_bench)
-
-    p = sub.add_parser(
-        "bench-harness", help="the harness's own costs: overhead, monitors, emulator"
-    )
-    p.add_argument("--out", type=Path, default=Path("data/bench/harness.json"))
-    p.add_argument("--raw-dir", type=Path, default=Path("data/raw/bench-harness"))
-    p.add_argument("--repetitions", type=int, default=3)
-    p.set_defaults(func=_cmd_bench_harness)
-
-    p = sub.add_parser(
-        "bench-campaign",
-        help="benchmark the workflow: the quick campaign's time outside windows, dry runs",
-    )
-    p.add_argument("--out", type=Path, default=Path("data/bench/campaign.json"))
-    p.set_defaults(func=_cmd_bench_campaign)
-
-    p = sub.add_parser(
-        "run-cell", help="run one repetition of one cell: sandbox, server, players, monitors"
+def _add_runs(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "run-cell",
+        "workflow.cli.runs:run_cell",
+        "run one repetition of one cell: sandbox, server, players, monitors",
     )
     p.add_argument("cell", type=Path, metavar="CELL.json", help="cell document (cell.schema.json)")
     p.add_argument("--out", type=Path, required=True, help="the run's directory (created)")
-    p.set_defaults(func=_cmd_run_cell)
-    campaign_cli.add_parser(sub)
-    stats_cli.add_parsers(sub)
+
+    p = _command(
+        sub,
+        "campaign",
+        "",
+        "campaigns: plan, run one run (a Snakemake job), summary, reset failed runs",
+    )
+    csub = p.add_subparsers(dest="campaign_cmd", required=True, metavar="VERB")
+    q = _command(
+        csub, "plan", "workflow.cli.campaign:plan", "validate and expand a campaign; print it"
+    )
+    _campaign_args(q)
+    q.add_argument("--write", action="store_true", help="write data/raw/<campaign>/plan.json")
+    q = _command(
+        csub, "run-one", "workflow.cli.campaign:run_one", "run one planned run, write its record"
+    )
+    _campaign_args(q)
+    q.add_argument("key", help="<cell-id>/<run-id> of the plan")
+    q.add_argument("--attempt", type=int, default=1, help="this attempt (1-based)")
+    q.add_argument("--attempts", type=int, default=1, help="attempts allowed in all")
+    q = _command(
+        csub, "summary", "workflow.cli.campaign:summary", "runs ok, failed, not run; the report"
+    )
+    _campaign_args(q)
+    q.add_argument("--report", type=Path, default=None, help="the campaign's report, if built")
+    q = _command(
+        csub,
+        "reset-failed",
+        "workflow.cli.campaign:reset_failed",
+        "let the next start retry runs that failed",
+    )
+    _campaign_args(q)
+
+    p = _command(
+        sub, "demo", "workflow.cli.runs:demo", "every transport once on loopback: an RTT/CPU table"
+    )
+    p.add_argument(
+        "--transports",
+        type=_names,
+        default=_names(REFERENCE_TRANSPORTS),
+        help=f"comma-separated (default {REFERENCE_TRANSPORTS})",
+    )
+    p.add_argument("--players", type=_positive_int, default=20, help="players (default 20)")
+    p.add_argument("--duration-s", type=_seconds(0, True), default=6.0, help="window (default 6)")
+    p.add_argument("--out-dir", type=Path, help="where runs go (default data/demo/<time>)")
+    _binary_arg(p)
+
+
+def _add_stats(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "stats",
+        "workflow.cli.stats:stats",
+        "ingest a campaign's raw runs and compute intervals, comparisons, findings",
+    )
+    p.add_argument("campaign", help="campaign name: data/raw/<campaign> -> data/results/<campaign>")
+    p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
+    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap")
+    p.add_argument(
+        "--step",
+        choices=("all", "ingest", "analyse"),
+        default="all",
+        help="only this step (the workflow's rules run them one by one)",
+    )
+
+    p = _command(
+        sub,
+        "compare",
+        "workflow.cli.stats:compare",
+        "regressions between results (oldest first): per cell against the baseline, "
+        "change points over the whole history",
+    )
+    p.add_argument("results", nargs="+", help="data/results/<name> directories or names")
+    p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
+    p.add_argument("--metric", default="rtt_net_p50_us", help="runs table column to compare")
+    p.add_argument("--min-effect", type=float, default=0.05, help="smallest ratio change counted")
+    p.add_argument("--out", type=Path, default=None, help="write the verdicts as JSON here")
+
+
+def _add_import(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "import",
+        "workflow.cli.stats:import_study",
+        "an earlier study's own raw data -> Netstick's samples, runs and resources tables",
+    )
+    p.add_argument("study", choices=("netcelerity", "envirostick"), help="whose format")
+    p.add_argument("dir", type=Path, help="the study's raw data directory")
+    p.add_argument("--out", type=Path, required=True, help="directory for the Parquet tables")
+    p.add_argument(
+        "--tz",
+        default="Europe/Amsterdam",
+        help="envirostick: zone of the logs' local time (default Europe/Amsterdam)",
+    )
+
+
+def _add_report(sub: SubParsers) -> None:
+    p = _command(
+        sub,
+        "report",
+        "workflow.cli.report:report",
+        "a campaign's report from its results: figure data, facts, check-list, HTML/PDF, RO-Crate",
+    )
+    p.add_argument("campaign", help="campaign name: data/results/<campaign> -> report/_output/...")
+    p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
+    p.add_argument(
+        "--report-dir",
+        type=Path,
+        default=REPO / "report" / "_output",
+        help="report root (default: report/_output)",
+    )
+    p.add_argument(
+        "--step",
+        choices=("all", "figures", "facts", "checklist", "render", "crate"),
+        default="all",
+        help="only this step (the workflow's rules run them one by one)",
+    )
+    p.add_argument("--no-pdf", action="store_true", help="HTML only")
+
+    p = _command(
+        sub,
+        "reanalysis",
+        "",
+        "Net-Celerity's committed raw data re-analysed: tables, findings, report",
+    )
+    rsub = p.add_subparsers(dest="reanalysis_cmd", required=True, metavar="VERB")
+    q = _command(rsub, "compute", "workflow.cli.report:reanalysis_compute", "tables and findings")
+    q.add_argument("--out", type=Path, required=True, help="tables directory")
+    q.add_argument("--data", type=Path, default=None, help="raw data (default: the vendored copy)")
+    q = _command(rsub, "render", "workflow.cli.report:reanalysis_render", "the report")
+    q.add_argument("tables", type=Path, help="tables directory (from compute)")
+    q.add_argument("--out", type=Path, required=True, help="HTML file")
+    q.add_argument("--pdf", type=Path, default=None, help="also a PDF here")
+
+    p = _command(sub, "history", "", "nightly history: per-cell trends, change points, verdicts")
+    hsub = p.add_subparsers(dest="history_cmd", required=True, metavar="VERB")
+    q = _command(hsub, "compute", "workflow.cli.report:history_compute", "trends and verdicts")
+    q.add_argument("nights", nargs="+", type=Path, help="results directories, oldest first")
+    q.add_argument("--out", type=Path, required=True, help="tables directory")
+    q = _command(hsub, "render", "workflow.cli.report:history_render", "the history report")
+    q.add_argument("tables", type=Path, help="tables directory (from compute)")
+    q.add_argument("--out", type=Path, required=True, help="HTML file")
+
+
+def _add_bench(sub: SubParsers) -> None:
+    p = _command(sub, "bench", "", "the tool measuring itself: writes data/bench/NAME.json")
+    bsub = p.add_subparsers(dest="bench_name", required=True, metavar="NAME")
+    bench = DATA / "bench"
+
+    q = _command(
+        bsub,
+        "prototypes",
+        "workflow.cli.runs:bench_prototypes",
+        "every transport at 50 and 200 players through the harness, against the targets",
+    )
+    q.add_argument("--transports", type=_names, default=_names(REFERENCE_TRANSPORTS))
+    q.add_argument("--players", type=_counts, default=[50, 200], help="default 50,200")
+    q.add_argument("--duration-s", type=_seconds(0, True), default=12.0, help="window (default 12)")
+    q.add_argument("--repetitions", type=_positive_int, default=3, help="runs per cell")
+    q.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
+    q.add_argument("--out", type=Path, default=bench / "prototypes.json")
+    q.add_argument("--raw-dir", type=Path, default=DATA / "raw" / "bench-prototypes")
+    _binary_arg(q)
+
+    q = _command(
+        bsub,
+        "harness",
+        "workflow.cli.runs:bench_harness",
+        "the harness's own costs: overhead per run, monitors, emulator accuracy",
+    )
+    q.add_argument("--out", type=Path, default=bench / "harness.json")
+    q.add_argument("--raw-dir", type=Path, default=DATA / "raw" / "bench-harness")
+    q.add_argument("--repetitions", type=_positive_int, default=3)
+
+    q = _command(
+        bsub,
+        "campaign",
+        "workflow.cli.runs:bench_campaign",
+        "the workflow's costs: the quick campaign's time outside windows, dry runs",
+    )
+    q.add_argument("--out", type=Path, default=bench / "campaign.json")
+
+    q = _command(
+        bsub,
+        "stats",
+        "workflow.cli.stats:bench_stats",
+        "the statistics stage on synthetic runs against pandas CSV reading",
+    )
+    q.add_argument("--out", type=Path, default=bench / "stats.json")
+    q.add_argument("--work", type=Path, default=DATA / "bench-runs" / "stats")
+    q.add_argument(
+        "--samples",
+        type=_positive_int,
+        default=100_000_000,
+        help="RTT samples of the timed campaign, in runs of 100 000 (default 100 million)",
+    )
+    q.add_argument(
+        "--subset",
+        type=_positive_int,
+        default=10_000_000,
+        help="RTT samples both the pipeline and pandas read (default 10 million)",
+    )
+
+    q = _command(
+        bsub,
+        "report",
+        "workflow.cli.report:bench_report",
+        "time and size of a campaign's report",
+    )
+    q.add_argument("--campaign", default="quick")
+    q.add_argument("--data-dir", type=Path, default=DATA)
+    q.add_argument("--out", type=Path, default=bench / "report.json")
+    q.add_argument("--repeat", type=_positive_int, default=3)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="netstick", description="Reproducible benchmarks of game-networking libraries."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_runs(sub)
+    _add_contract(sub)
+    _add_stats(sub)
+    _add_import(sub)
+    _add_report(sub)
+    _add_bench(sub)
     return parser
 
 
-def _cmd_bench_harness(args: argparse.Namespace) -> int:
-    from workflow.cli.bench import harness as bench_harness
-    from workflow.harness import run as harness
-
-    doc = bench_harness.run(args.out, args.raw_dir, harness.REPO, args.repetitions)
-    print(bench_harness.summary(doc))
-    print(f"results in {args.out}")
-    return 0
-
-
-def _cmd_bench_campaign(args: argparse.Namespace) -> int:
-    from workflow.cli.bench import campaign as bench_campaign
-    from workflow.cli.bench import harness as bench_harness
-    from workflow.harness import run as harness
-
-    doc = bench_campaign.run(args.out, harness.REPO)
-    print(bench_harness.summary(doc))
-    print(f"results in {args.out}")
-    return 0
-
-
-def _cmd_run_cell(args: argparse.Namespace) -> int:
-    from workflow.harness import cell as cells
-    from workflow.harness import run as harness
-
-    try:
-        doc = cells.load(args.cell)
-    except cells.CellError as exc:
-        print(f"netstick run-cell: {exc}", file=sys.stderr)
-        return 2
-    outcome = harness.run_cell(doc, args.out)
-    if outcome.status == "ok":
-        print(f"ok: {outcome.path}")
-        return 0
-    print(
-        f"failed ({outcome.reason}): {outcome.detail}\nrecord kept in {outcome.path}",
-        file=sys.stderr,
-    )
-    if outcome.interrupted_by is not None:
-        return 128 + outcome.interrupted_by
-    return 1
+def _resolve(target: str) -> Callable[[argparse.Namespace], int]:
+    module, _, name = target.partition(":")
+    func: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+    return func
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if hasattr(args, "binary"):
-        binary = _binary(args.binary)
-        if not binary.is_file():
+    binary = getattr(args, "binary", "absent")
+    if binary != "absent":
+        args.binary = binary or REPO / DEFAULT_BINARY
+        if not args.binary.is_file():
             print(
-                f"netstick: prototype binary {binary} not found; build it with "
-                "`cd prototypes/reference && go build -o bin/netstick-ref ./cmd/netstick-ref` "
+                f"netstick: prototype binary {args.binary} not found; build it with `make build` "
                 "or pass --binary",
                 file=sys.stderr,
             )
             return 2
-    return int(args.func(args))
+    return int(_resolve(args.target)(args))
 
 
 if __name__ == "__main__":

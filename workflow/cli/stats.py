@@ -1,4 +1,5 @@
-"""`netstick stats CAMPAIGN` and `netstick compare BASELINE CANDIDATE [...]`."""
+"""`netstick stats CAMPAIGN`, `netstick compare BASELINE CANDIDATE [...]` and `netstick bench
+stats`. The parser is in main.py."""
 
 from __future__ import annotations
 
@@ -9,34 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workflow.campaign import records
-from workflow.files import REPO
-
-
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "stats", help="ingest a campaign's raw runs and compute intervals, comparisons, findings"
-    )
-    p.add_argument("campaign", help="campaign name: data/raw/<campaign> -> data/results/<campaign>")
-    p.add_argument("--data-dir", type=Path, default=REPO / "data", help="data root")
-    p.add_argument("--seed", type=int, default=0, help="seed of every bootstrap")
-    p.set_defaults(func=_cmd_stats)
-
-    p = sub.add_parser(
-        "compare",
-        help="regressions between results (oldest first): per cell against the baseline, "
-        "change points over the whole history",
-    )
-    p.add_argument(
-        "results", nargs="+", help="data/results/<name> directories or names, oldest first"
-    )
-    p.add_argument("--data-dir", type=Path, default=REPO / "data", help="data root")
-    p.add_argument("--metric", default="rtt_net_p50_us", help="runs.parquet column to compare")
-    p.add_argument(
-        "--min-effect", type=float, default=0.05, help="smallest ratio change that counts"
-    )
-    p.add_argument("--out", type=Path, default=None, help="write the verdicts as JSON here")
-    p.set_defaults(func=_cmd_compare)
+from workflow.files import write_json
 
 
 def _results_dir(name: str, data_dir: Path) -> Path:
@@ -44,30 +18,35 @@ def _results_dir(name: str, data_dir: Path) -> Path:
     return path if path.is_dir() else data_dir / "results" / name
 
 
-def _cmd_stats(args: argparse.Namespace) -> int:
+def stats(args: argparse.Namespace) -> int:
     from stats import analyse, ingest
 
     raw = args.data_dir / "raw" / args.campaign
     out = args.data_dir / "results" / args.campaign
-    if not (raw / "plan.json").is_file():
+    if args.step != "analyse" and not (raw / "plan.json").is_file():
         print(
             f"netstick stats: {raw / 'plan.json'} not found; run the campaign first",
             file=sys.stderr,
         )
         return 2
-    report = ingest.ingest(raw, out)
+    if args.step in ("all", "ingest"):
+        report = ingest.ingest(raw, out)
+        bad = sum(report.bad_rows.values())
+        print(
+            f"{args.campaign}: {report.runs} runs ({report.runs_ok} ok), {report.samples} "
+            f"samples, {bad} bad rows, {len(report.bad_files)} unreadable files -> {out}"
+        )
+    if args.step == "ingest":
+        return 0
     doc = analyse.analyse(out, seed=args.seed)
-    bad = sum(report.bad_rows.values())
-    print(
-        f"{args.campaign}: {report.runs} runs ({report.runs_ok} ok), {report.samples} samples, "
-        f"{bad} bad rows, {len(report.bad_files)} unreadable files -> {out}"
-    )
+    from report import sentences
+
     for f in doc["findings"]:
-        print(f"- {f['statement']}")
+        print(f"- {sentences.sentence(f)}")
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def compare(args: argparse.Namespace) -> int:
     import polars as pl
 
     from stats import regress
@@ -106,5 +85,41 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             f"[{c.get('ci_low')}, {c.get('ci_high')}]"
         )
     if args.out is not None:
-        records.write_text(args.out, json.dumps(doc, indent=2, default=str) + "\n")
+        write_json(args.out, doc, sort_keys=False)
     return 1 if any(c.get("verdict") == "regression" for c in doc["cells"]) else 0
+
+
+def bench_stats(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import record
+    from workflow.cli.bench import stats as bench
+
+    doc = bench.run(args.out, args.work, args.samples, args.subset)
+    print(record.targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0
+
+
+def import_study(args: argparse.Namespace) -> int:
+    from stats import importers
+    from stats.importers import envirostick, netcelerity
+
+    if not args.dir.is_dir():
+        print(f"netstick import: {args.dir}: not a directory", file=sys.stderr)
+        return 2
+    if args.study == "netcelerity":
+        result = netcelerity.import_dir(args.dir)
+    else:
+        result = envirostick.import_dir(args.dir, tz=args.tz)
+    importers.write_tables(result, args.out)
+    bad = {k: v for k, v in result.bad_rows.items() if v}
+    print(
+        f"{result.samples.height} samples, {result.runs.height} runs, "
+        f"{result.resources.height} resource rows -> {args.out}"
+    )
+    print(f"bad rows: {json.dumps(bad, sort_keys=True) if bad else 'none'}")
+    for problem in result.problems:
+        print(f"  {problem}")
+    print("known flaws:")
+    for flaw in result.flaws:
+        print(f"  - {flaw}")
+    return 0

@@ -1,10 +1,10 @@
 """Network profiles: load, validate and render them for the emulator or for netem.
 
-A profile names one network condition between the players and the server.
-The built-in ones are in ``workflow/harness/network-profiles.yaml``; a campaign can add its own, as a
-mapping or a YAML file of the same shape (profile name -> profile). Every profile is validated
-against ``workflow/schemas/network-profile.schema.json`` (which documents each key), plus the few
-rules a schema cannot say clearly (loss and gilbert_elliott are exclusive, ...). Errors name the
+A profile names one network condition between the players and the server. The built-in ones
+are in ``workflow/harness/network-profiles.yaml``; a campaign can add its own, as a mapping or
+a YAML file of the same shape (profile name -> profile). Every profile is validated against
+``workflow/schemas/network-profile.schema.json`` (which documents each key), plus the few rules
+a schema cannot say clearly (loss and gilbert_elliott are exclusive, ...). Errors name the
 profile, the key and what is allowed.
 
 Loaded profiles are *normalized*: ``up`` and ``down`` are always present with every default
@@ -17,7 +17,8 @@ Two renderers:
   kernel has no netem, such as the development VM.
 - ``netem_commands``: ``tc qdisc ... netem`` commands for kernels that have netem. That path is
   only unit-tested on the rendered commands here, because this machine's kernel has no netem
-  (``kernel_has_netem()`` is False). Three keys have no exact netem equivalent: netem reorders
+  (``sandbox.kernel_has_netem()``
+  is False). Three keys have no exact netem equivalent: netem reorders
   jittered frames whatever ``reorder`` says; its queue limit counts packets, so ``queue_ms`` is
   not rendered (netem keeps its default limit of 1000 packets); and its ``loss P C`` correlation
   lowers the effective loss rate as C grows, where netemu's keeps the mean at P.
@@ -29,15 +30,15 @@ import copy
 import functools
 import hashlib
 import json
-import os
 import re
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+
+from prototypes.contract.schema_errors import schema_error_line
 
 HERE = Path(__file__).resolve().parent
 BUILTIN_PROFILES_PATH = HERE / "network-profiles.yaml"
@@ -68,36 +69,6 @@ def _schema() -> dict[str, Any]:
     return schema
 
 
-def _allowed(error: jsonschema.ValidationError) -> str:
-    """What the schema allows at the place of an error, in words."""
-    sub = error.schema if isinstance(error.schema, dict) else {}
-    if error.validator == "additionalProperties" or error.validator == "required":
-        keys = sorted(sub.get("properties", {}))
-        return "allowed keys: " + ", ".join(keys)
-    if "enum" in sub:
-        return "allowed values: " + ", ".join(repr(v) for v in sub["enum"])
-    kind = sub.get("type", "value")
-    low = sub.get("minimum", sub.get("exclusiveMinimum"))
-    high = sub.get("maximum")
-    if low is not None and high is not None:
-        low_word = "above" if "exclusiveMinimum" in sub else "from"
-        return f"allowed: {'an' if kind == 'integer' else 'a'} {kind} {low_word} {low} to {high}"
-    if kind == "boolean":
-        return "allowed: true or false"
-    return f"allowed: a {kind}"
-
-
-def _key_path(error: jsonschema.ValidationError) -> str:
-    parts = [str(p) for p in error.absolute_path]
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        parts.append(",".join(extra))
-    if error.validator == "required" and isinstance(error.instance, dict):
-        missing = [k for k in error.validator_value if k not in error.instance]
-        parts.append(",".join(missing))
-    return ".".join(parts) if parts else "(profile)"
-
-
 def _semantic_errors(profile: Mapping[str, Any]) -> list[str]:
     """Rules the schema does not express readably: (key, problem) as 'key: problem'."""
     problems = []
@@ -123,8 +94,8 @@ def _semantic_errors(profile: Mapping[str, Any]) -> list[str]:
 def validate_profile(name: str, profile: Any, source: str = "") -> Profile:
     """Validate one profile and return its normalized copy (every default filled in).
 
-    Raises ProfileError listing every problem as ``profile NAME (SOURCE): key K: problem;
-    allowed: ...``.
+    Raises ProfileError with one line per problem: ``network profile NAME (SOURCE): key K:
+    what was expected``.
     """
     where = f"network profile {name!r}" + (f" ({source})" if source else "")
     if not isinstance(name, str) or not PROFILE_NAME_RE.match(name):
@@ -138,12 +109,14 @@ def validate_profile(name: str, profile: Any, source: str = "") -> Profile:
             f"got {type(profile).__name__}"
         )
     validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(dict(profile)), key=lambda e: list(e.absolute_path))
-    problems = [f"key {_key_path(e)}: {e.message}; {_allowed(e)}" for e in errors]
-    if not problems:
-        problems = [f"key {p}" for p in _semantic_errors(profile)]
-    if problems:
-        raise ProfileError(f"{where}: " + "\n  ".join(problems))
+    errors = sorted(
+        validator.iter_errors(dict(profile)), key=lambda e: [str(p) for p in e.absolute_path]
+    )
+    lines = [schema_error_line(where, e) for e in errors]
+    if not lines:
+        lines = [f"{where}: key {p}" for p in _semantic_errors(profile)]
+    if lines:
+        raise ProfileError("\n".join(lines))
     return _normalize(profile)
 
 
@@ -387,45 +360,6 @@ def netem_commands(profile: Mapping[str, Any], iface_up: str, iface_down: str) -
             cmd += ["rate", f"{int(d['rate_bps'])}bit"]
         commands.append(cmd)
     return commands
-
-
-@functools.cache
-def kernel_has_netem() -> bool:
-    """Whether this kernel can run netem: probed once by adding a netem qdisc to a dummy link
-    in a throwaway namespace (cached). False without root, since then it cannot be probed and
-    no sandbox could use it anyway."""
-    if os.geteuid() != 0:
-        return False
-    from workflow.harness.sandbox import SandboxError, scratch_namespace  # avoids an import cycle
-
-    try:
-        with scratch_namespace("p") as ns:
-            subprocess.run(
-                ["ip", "-n", ns, "link", "add", "nskprobe0", "type", "dummy"],
-                check=True,
-                capture_output=True,
-                timeout=10,
-            )
-            probe = subprocess.run(
-                [
-                    "tc",
-                    "-n",
-                    ns,
-                    "qdisc",
-                    "add",
-                    "dev",
-                    "nskprobe0",
-                    "root",
-                    "netem",
-                    "delay",
-                    "1ms",
-                ],
-                capture_output=True,
-                timeout=10,
-            )
-            return probe.returncode == 0
-    except (OSError, subprocess.SubprocessError, SandboxError):
-        return False
 
 
 def describe(profile: Mapping[str, Any]) -> str:

@@ -30,12 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from monitors.sampler import Sampler
+from prototypes.contract import lines
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.processes import (
-    CONNECTED_PREFIX,
-    READY_PREFIX,
     Child,
-    parse_netstick_line,
     pick_free_port,
     signal_group,
     spawn,
@@ -43,6 +41,7 @@ from prototypes.contract.processes import (
     terminate,
 )
 from workflow.files import REPO
+from workflow.harness import pinning as pins
 from workflow.harness import placement, provenance
 
 META_SCHEMA = 1
@@ -250,6 +249,10 @@ def _execute(run: _Run, repo: Path) -> None:
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
     where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu, sandbox)
+    try:
+        pinning = pins.check(cell.get("cpu_pinning"), where.kind)
+    except pins.PinningError as exc:
+        raise RunFailure("pinning_error", str(exc)) from None
     run.meta.update(
         isolation="netns" if isolated else "none",
         placement=where.describe(),
@@ -266,7 +269,7 @@ def _execute(run: _Run, repo: Path) -> None:
             # The kernel's netem where it exists (and the profile does not ask for the
             # emulator itself), else the user-space emulator in a middle namespace.
             use_netem = (
-                needs_emu and not profile.get("force_emulator") and profiles.kernel_has_netem()
+                needs_emu and not profile.get("force_emulator") and sandbox.kernel_has_netem()
             )
             run.meta["impairment"] = "netem" if use_netem else "netemu" if needs_emu else "none"
             run.sandbox = sandbox.Sandbox(
@@ -295,6 +298,11 @@ def _execute(run: _Run, repo: Path) -> None:
             host_bind, host_connect = where.server_bind_host(), where.server_connect_host()
             default_port = pick_free_port("127.0.0.1") if where.kind == "local" else ISOLATED_PORT
             port = cell.get("port", default_port)
+    if "emulator" in pinning:
+        try:
+            pins.pin_emulator(run.meta, run.sandbox, pinning["emulator"])
+        except pins.PinningError as exc:
+            raise RunFailure("pinning_error", str(exc)) from None
     server_argv = manifests.server_argv(man, cell, host=host_bind, port=port, log_dir=logs)
     client_argvs = manifests.client_argvs(man, cell, host=host_connect, port=port, log_dir=logs)
     run.meta["commands"] = {"server": server_argv, "clients": client_argvs}
@@ -304,9 +312,14 @@ def _execute(run: _Run, repo: Path) -> None:
     with run.phase("server_ready"):
         env = manifests.process_env(man, os.environ)
         server = spawn(
-            "server", _prefixed(run, where, "server", 0, "server") + server_argv, run.tmp, env=env
+            "server",
+            _prefixed(run, where, "server", 0, "server") + server_argv,
+            run.tmp,
+            env=env,
+            cpus=pinning.get("server"),
         )
         run.children.append(server)
+        pins.record(run.meta, server, pinning.get("server"))
         if _wait_ready(server, cell["ready_timeout_s"]) is None:
             code = server.popen.poll()
             if code is None:
@@ -314,7 +327,7 @@ def _execute(run: _Run, repo: Path) -> None:
             if code is None:
                 raise RunFailure(
                     "not_ready",
-                    f"no '{READY_PREFIX}' line within {cell['ready_timeout_s']:g} s; server "
+                    f"no '{lines.READY_PREFIX}' line within {cell['ready_timeout_s']:g} s; server "
                     f"stderr:\n{tail(server.stderr_path)}",
                 )
             run.exit_codes["server"] = code
@@ -329,8 +342,9 @@ def _execute(run: _Run, repo: Path) -> None:
         for k, argv in enumerate(client_argvs):
             name = f"client-{_first_player(argv)}"
             prefix = _prefixed(run, where, "client", k, name)
-            child = spawn(name, prefix + argv, run.tmp, env=env)
+            child = spawn(name, prefix + argv, run.tmp, env=env, cpus=pinning.get("clients"))
             run.children.append(child)
+            pins.record(run.meta, child, pinning.get("clients"))
             clients.append(child)
             pids[name] = child.popen.pid
         run.sampler = Sampler(pids, run.tmp / "monitor.csv", cell["sample_interval_s"]).start()
@@ -393,7 +407,8 @@ def _wait_ready(server: Child, timeout_s: float) -> tuple[int, str] | None:
     """Wait for READY, giving up early when the server (or its remote srun task) exited."""
     deadline = time.monotonic() + timeout_s
     while True:
-        got = server.watcher.wait_for(READY_PREFIX, min(0.2, max(0.0, deadline - time.monotonic())))
+        wait_s = min(0.2, max(0.0, deadline - time.monotonic()))
+        got = server.watcher.wait_for(lines.READY_PREFIX, wait_s)
         if got is not None:
             return got
         if server.popen.poll() is not None or _remote_exit_code(server) is not None:
@@ -468,7 +483,7 @@ def _await_connected(run: _Run, clients: list[Child], cell: dict[str, Any]) -> i
     last_ns = 0
     connected = 0
     for child in clients:
-        got = child.watcher.wait_for(CONNECTED_PREFIX, max(0.0, deadline - time.monotonic()))
+        got = child.watcher.wait_for(lines.CONNECTED_PREFIX, max(0.0, deadline - time.monotonic()))
         if got is None:
             code = child.popen.poll()
             run.counts["players_connected"] = connected
@@ -490,7 +505,7 @@ def _await_connected(run: _Run, clients: list[Child], cell: dict[str, Any]) -> i
                 players_expected=cell["players"],
             )
         t_ns, line = got
-        connected += int(parse_netstick_line(line).get("players", "0"))
+        connected += int(lines.fields(line).get("players", "0"))
         last_ns = max(last_ns, t_ns)
     run.counts["players_connected"] = connected
     if connected != cell["players"]:

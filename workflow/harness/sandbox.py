@@ -26,7 +26,7 @@ emulator's delay line.
     # every process in the namespaces is killed, the namespaces are gone, or SandboxError says
     # what was left behind.
 
-``leftovers()`` lists what any sandbox left (tests assert it is empty); ``cleanup_stale()``
+``netns.leftovers()`` lists what any sandbox left (tests assert it is empty); ``cleanup_stale()``
 removes the namespaces of crashed runs, recognised by their owner file (pid + start time) in
 ``/run/netstick/sandbox``.
 """
@@ -34,12 +34,12 @@ removes the namespaces of crashed runs, recognised by their owner file (pid + st
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import time
@@ -50,10 +50,12 @@ from typing import IO, Any
 
 import psutil
 
+from workflow.harness import netns
+from workflow.harness.netns import PREFIX, SandboxError
+from workflow.harness.netprofiles import emulator_args
+
 log = logging.getLogger(__name__)
 
-PREFIX = "nsk-"
-NETNS_DIR = Path("/run/netns")  # where `ip netns` keeps its namespaces
 OWNER_DIR = Path(os.environ.get("NETSTICK_SANDBOX_DIR", "/run/netstick/sandbox"))
 CLIENT_ADDR = "10.77.0.1"
 SERVER_ADDR = "10.77.0.2"
@@ -73,14 +75,7 @@ OFFLOADS_OFF = ("tx", "off", "rx", "off", "tso", "off", "gso", "off", "gro", "of
 ROLES = {"server": "s", "client": "c", "players": "c", "emulator": "e"}
 READY_PREFIX = "NETEMU READY"
 DEFAULT_KILL_GRACE_S = 2.0
-CMD_TIMEOUT_S = 10.0
-# Debian packages of the tools a sandbox runs (named in errors so the fix is one apt-get away).
-REQUIRED_TOOLS = {"ip": "iproute2", "ethtool": "ethtool", "sysctl": "procps"}
 NETEMU_BINARY = Path(__file__).resolve().parent / "netemu" / "bin" / "netemu"
-
-
-class SandboxError(RuntimeError):
-    """A sandbox could not be created, used or completely removed."""
 
 
 def short_id(run_id: str) -> str:
@@ -88,136 +83,6 @@ def short_id(run_id: str) -> str:
     if not run_id:
         raise SandboxError("run_id must be a non-empty string")
     return hashlib.sha256(run_id.encode()).hexdigest()[:6]
-
-
-def _run(
-    argv: Sequence[str], *, timeout_s: float = CMD_TIMEOUT_S, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    try:
-        result = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except FileNotFoundError as exc:
-        raise SandboxError(f"`{argv[0]}` not found: {_package_hint(argv[0])}") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise SandboxError(f"`{' '.join(argv)}` did not finish within {timeout_s} s") from exc
-    if check and result.returncode != 0:
-        raise SandboxError(
-            f"`{' '.join(argv)}` failed (exit {result.returncode}): "
-            f"{(result.stderr or result.stdout).strip()}"
-        )
-    return result
-
-
-def _ip(ns: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``ip -n NS ARGS...``: an ip command applied inside a namespace."""
-    return _run(["ip", "-n", ns, *args])
-
-
-def _package_hint(tool: str) -> str:
-    pkg = REQUIRED_TOOLS.get(tool)
-    return f"install Debian package {pkg!r} (apt-get install {pkg})" if pkg else "not on PATH"
-
-
-def _missing_tools() -> list[str]:
-    return [
-        f"{tool} (Debian package {pkg})"
-        for tool, pkg in REQUIRED_TOOLS.items()
-        if shutil.which(tool) is None
-    ]
-
-
-# -- namespaces, links and processes, by name ---------------------------------------------
-
-
-def list_netns() -> list[str]:
-    """Names of all named network namespaces (``ip netns list``)."""
-    out = _run(["ip", "netns", "list"]).stdout
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def host_links() -> list[str]:
-    """Names of the links in the host (our own) network namespace."""
-    out = _run(["ip", "-o", "link", "show"]).stdout
-    names = []
-    for line in out.splitlines():
-        parts = line.split(": ", 2)
-        if len(parts) >= 2:
-            names.append(parts[1].split("@")[0])
-    return names
-
-
-def leftovers(prefix: str = PREFIX) -> list[str]:
-    """Every namespace and host link whose name starts with prefix: ``["netns X", "link Y"]``.
-
-    Empty when no sandbox is open and none was left behind.
-    """
-    found = [f"netns {n}" for n in list_netns() if n.startswith(prefix)]
-    found += [f"link {n}" for n in host_links() if n.startswith(prefix)]
-    return found
-
-
-def netns_pids(ns: str) -> list[int]:
-    """Pids of the live processes inside a namespace (zombies are not listed)."""
-    result = _run(["ip", "netns", "pids", ns], check=False)
-    if result.returncode != 0:
-        return []  # the namespace does not exist (any more)
-    return [int(tok) for tok in result.stdout.split() if tok.isdigit()]
-
-
-def _signal_all(pids: Sequence[int], sig: int) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-def kill_netns_processes(namespaces: Sequence[str], grace_s: float) -> list[str]:
-    """SIGTERM every process in the namespaces, SIGKILL the rest after grace_s.
-
-    Returns what survived both (``"pid P in NS"``), normally nothing. Bounded: at most
-    grace_s + 2 s.
-    """
-
-    def alive() -> dict[int, str]:
-        return {pid: ns for ns in namespaces for pid in netns_pids(ns)}
-
-    pids = alive()
-    if not pids:
-        return []
-    log.info("stopping %d process(es) left in %s", len(pids), ", ".join(namespaces))
-    _signal_all(list(pids), signal.SIGTERM)
-    for sig, wait_s in ((signal.SIGKILL, grace_s), (None, 2.0)):
-        deadline = time.monotonic() + wait_s
-        while pids and time.monotonic() < deadline:
-            time.sleep(0.02)
-            pids = alive()
-        if not pids:
-            return []
-        if sig is not None:
-            log.warning("SIGKILL to %s (ignored SIGTERM for %.1f s)", sorted(pids), grace_s)
-            _signal_all(list(pids), sig)
-    return [f"pid {pid} in {ns}" for pid, ns in sorted(pids.items())]
-
-
-def wait_in_netns(proc: subprocess.Popen[Any], ns: str, timeout_s: float = 5.0) -> None:
-    """Wait until a process started with ``ip netns exec NS`` has entered NS (or has exited)."""
-    want = os.stat(NETNS_DIR / ns).st_ino
-    deadline = time.monotonic() + timeout_s
-    while proc.poll() is None:
-        with contextlib.suppress(OSError):
-            if os.stat(f"/proc/{proc.pid}/ns/net").st_ino == want:
-                return
-        if time.monotonic() > deadline:
-            raise SandboxError(f"pid {proc.pid} did not enter namespace {ns} in {timeout_s} s")
-        time.sleep(0.001)
-
-
-def _delete_netns(ns: str) -> None:
-    if ns in list_netns():
-        _run(["ip", "netns", "del", ns])
-
-
-# -- owner files: which live process a namespace belongs to ---------------------------------
 
 
 def _owner_path(short: str) -> Path:
@@ -270,26 +135,26 @@ def cleanup_stale() -> list[str]:
     """
     removed: list[str] = []
     by_short: dict[str, list[str]] = {}
-    for ns in list_netns():
+    for ns in netns.list_netns():
         short = _short_of(ns)
         if short is not None:
             by_short.setdefault(short, []).append(ns)
     for short, namespaces in sorted(by_short.items()):
         if _owner_alive(short):
             continue
-        survivors = kill_netns_processes(namespaces, DEFAULT_KILL_GRACE_S)
+        survivors = netns.kill_netns_processes(namespaces, DEFAULT_KILL_GRACE_S)
         if survivors:
             log.error("stale sandbox %s: cannot kill %s", short, ", ".join(survivors))
             continue
         for ns in namespaces:
-            _delete_netns(ns)
+            netns.delete(ns)
             log.warning("removed stale network namespace %s (its owner process is gone)", ns)
             removed.append(f"netns {ns}")
         _remove_owner(short)
-    for link in host_links():
+    for link in netns.host_links():
         short = _short_of(link)
         if short is not None and not _owner_alive(short):
-            _run(["ip", "link", "del", link], check=False)
+            netns.run(["ip", "link", "del", link], check=False)
             log.warning("removed stale link %s from the host namespace", link)
             removed.append(f"link {link}")
     if OWNER_DIR.is_dir():
@@ -307,12 +172,49 @@ def scratch_namespace(tag: str) -> Iterator[str]:
     ns = f"{PREFIX}{short}-{tag}"
     _write_owner(short, f"scratch-{tag}")
     try:
-        _run(["ip", "netns", "add", ns])
+        netns.run(["ip", "netns", "add", ns])
         yield ns
     finally:
-        kill_netns_processes([ns], DEFAULT_KILL_GRACE_S)
-        _delete_netns(ns)
+        netns.kill_netns_processes([ns], DEFAULT_KILL_GRACE_S)
+        netns.delete(ns)
         _remove_owner(short)
+
+
+@functools.cache
+def kernel_has_netem() -> bool:
+    """Whether this kernel can run netem: probed once by adding a netem qdisc to a dummy link
+    in a throwaway namespace (cached). False without root, since then it cannot be probed and
+    no sandbox could use it anyway."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with scratch_namespace("p") as ns:
+            subprocess.run(
+                ["ip", "-n", ns, "link", "add", "nskprobe0", "type", "dummy"],
+                check=True,
+                capture_output=True,
+                timeout=10,
+            )
+            probe = subprocess.run(
+                [
+                    "tc",
+                    "-n",
+                    ns,
+                    "qdisc",
+                    "add",
+                    "dev",
+                    "nskprobe0",
+                    "root",
+                    "netem",
+                    "delay",
+                    "1ms",
+                ],
+                capture_output=True,
+                timeout=10,
+            )
+            return probe.returncode == 0
+    except (OSError, subprocess.SubprocessError, SandboxError):
+        return False
 
 
 def isolation_available() -> tuple[bool, str]:
@@ -322,12 +224,12 @@ def isolation_available() -> tuple[bool, str]:
     """
     if os.geteuid() != 0:
         return False, "not root: network namespaces need root (runs use plain loopback instead)"
-    missing = _missing_tools()
+    missing = netns.missing_tools()
     if missing:
         return False, "missing: " + ", ".join(missing)
     try:
         with scratch_namespace("x") as ns:
-            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            netns.run(["ip", "-n", ns, "link", "set", "lo", "up"])
     except (SandboxError, OSError) as exc:
         return False, f"`ip netns` does not work here: {exc}"
     return True, "root; ip netns, ethtool and sysctl work"
@@ -414,14 +316,14 @@ class Sandbox:
             raise SandboxError(f"sandbox {self.run_id!r} already opened")
         if os.geteuid() != 0:
             raise SandboxError("a sandbox needs root (network namespaces); run as root")
-        missing = _missing_tools()
+        missing = netns.missing_tools()
         if missing:
             raise SandboxError(
                 "sandbox needs: " + ", ".join(missing) + " (workflow/setup.sh installs them; "
                 "ethtool turns veth offloads off so counters and the emulator see one frame "
                 "per packet)"
             )
-        existing = sorted(set(self.namespaces) & set(list_netns()))
+        existing = sorted(set(self.namespaces) & set(netns.list_netns()))
         if existing:
             raise SandboxError(
                 f"namespace(s) {', '.join(existing)} already exist: another run with run id "
@@ -441,11 +343,11 @@ class Sandbox:
     def _build(self) -> None:
         disable_ipv6 = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
         for ns in self.namespaces:
-            _run(["ip", "netns", "add", ns])
+            netns.run(["ip", "netns", "add", ns])
             # Before any link exists, so no interface ever gets an IPv6 address, sends router
             # solicitations or MLD reports into the accounting.
-            _run([*self._exec(ns), "sysctl", "-q", "-w", *disable_ipv6])
-            _ip(ns, "link", "set", "lo", "up")
+            netns.run([*self._exec(ns), "sysctl", "-q", "-w", *disable_ipv6])
+            netns.ip(ns, "link", "set", "lo", "up")
         c, s = self.client_ns, self.server_ns
         if self.emulator_ns and self.emu_iface_a and self.emu_iface_b:
             e = self.emulator_ns
@@ -465,15 +367,15 @@ class Sandbox:
         for ns, iface in self.links:
             # Offloads off: one frame per packet on the wire counters and in AF_PACKET, with
             # real checksums, as on a physical link.
-            _run([*self._exec(ns), "ethtool", "-K", iface, *OFFLOADS_OFF])
+            netns.run([*self._exec(ns), "ethtool", "-K", iface, *OFFLOADS_OFF])
             extra = ["promisc", "on"] if ns == self.emulator_ns else []
-            _ip(ns, "link", "set", "dev", iface, *extra, "up")
-        _ip(c, "addr", "add", f"{CLIENT_ADDR}/{PREFIX_LEN}", "dev", self.client_iface)
-        _ip(s, "addr", "add", f"{SERVER_ADDR}/{PREFIX_LEN}", "dev", self.server_iface)
+            netns.ip(ns, "link", "set", "dev", iface, *extra, "up")
+        netns.ip(c, "addr", "add", f"{CLIENT_ADDR}/{PREFIX_LEN}", "dev", self.client_iface)
+        netns.ip(s, "addr", "add", f"{SERVER_ADDR}/{PREFIX_LEN}", "dev", self.server_iface)
         # Static neighbours instead of ARP: no ARP frames in the counters, and no first packet
         # waiting for an ARP exchange through the emulator's delay.
         permanent = ("nud", "permanent")
-        _ip(
+        netns.ip(
             c,
             "neigh",
             "replace",
@@ -484,7 +386,7 @@ class Sandbox:
             self.client_iface,
             *permanent,
         )
-        _ip(
+        netns.ip(
             s,
             "neigh",
             "replace",
@@ -504,7 +406,7 @@ class Sandbox:
         while True:
             down = []
             for ns in self.namespaces:
-                links = json.loads(_run(["ip", "-n", ns, "-j", "link", "show"]).stdout)
+                links = json.loads(netns.run(["ip", "-n", ns, "-j", "link", "show"]).stdout)
                 for link in links:
                     if link.get("ifname", "").startswith(PREFIX) and link.get("operstate") != "UP":
                         down.append(f"{link['ifname']} in {ns} ({link.get('operstate')})")
@@ -528,7 +430,7 @@ class Sandbox:
             return ["name", name, "netns", ns, "address", mac, "mtu", str(MTU_BYTES),
                     "index", str(index)]  # fmt: skip
 
-        _run(["ip", "link", "add", *spec(*end1), "type", "veth", "peer", *spec(*end2)])
+        netns.run(["ip", "link", "add", *spec(*end1), "type", "veth", "peer", *spec(*end2)])
 
     def spawn(self, role: str, argv: Sequence[str], **popen_kwargs: Any) -> subprocess.Popen[Any]:
         """Start a process in a role's namespace, in its own process group; close() reaps it.
@@ -543,7 +445,7 @@ class Sandbox:
         ns = self.netns(role)
         proc = subprocess.Popen([*self.prefix(role), *argv], **popen_kwargs)
         self._procs.append(proc)
-        wait_in_netns(proc, ns)
+        netns.wait_in_netns(proc, ns)
         return proc
 
     # -- emulator ---------------------------------------------------------------------------
@@ -565,9 +467,6 @@ class Sandbox:
         JSON counters to stats_out (see stop_emulator). ``seed`` seeds its randomness (loss,
         jitter); without it netemu's default seed is used, so runs are reproducible either way.
         """
-        from workflow.harness.netprofiles import (
-            emulator_args,  # profiles imports this module lazily too
-        )
 
         if self.emulator_ns is None or self.emu_iface_a is None or self.emu_iface_b is None:
             raise SandboxError(
@@ -684,15 +583,15 @@ class Sandbox:
         if self._closed or not self._opened:
             return
         problems: list[str] = []
-        existing = [ns for ns in self.namespaces if ns in list_netns()]
+        existing = [ns for ns in self.namespaces if ns in netns.list_netns()]
         # Players and server first, so the emulator's counters cover all their traffic.
         ends = [ns for ns in existing if ns != self.emulator_ns]
-        problems += kill_netns_processes(ends, self.kill_grace_s)
+        problems += netns.kill_netns_processes(ends, self.kill_grace_s)
         try:
             self.stop_emulator(strict=False)
         except (OSError, subprocess.SubprocessError) as exc:
             problems.append(f"stopping netemu: {exc}")
-        problems += kill_netns_processes(existing, self.kill_grace_s)
+        problems += netns.kill_netns_processes(existing, self.kill_grace_s)
         for proc in self._procs:  # reap our children, whatever namespace they ended up in
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -703,11 +602,11 @@ class Sandbox:
                     problems.append(f"pid {proc.pid} ({proc.args!r}) survived SIGKILL")
         for ns in existing:
             try:
-                _delete_netns(ns)  # its veth ends (and their peers) go with it
+                netns.delete(ns)  # its veth ends (and their peers) go with it
             except SandboxError as exc:
                 problems.append(str(exc))
         mine = set(self.namespaces) | {iface for _, iface in self.links}
-        problems += [item for item in leftovers() if item.split(" ", 1)[1] in mine]
+        problems += [item for item in netns.leftovers() if item.split(" ", 1)[1] in mine]
         if problems:
             raise SandboxError(
                 f"sandbox {self.run_id!r} ({PREFIX}{self.short}-*) not fully removed: "

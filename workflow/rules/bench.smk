@@ -10,4 +10,4 @@ rule bench_prototypes:
     resources:
         bench=1,
     shell:
-        "{NETSTICK} bench-prototypes --binary {input.binary} --out {output}"
+        "{NETSTICK} bench prototypes --binary {input.binary} --out {output}"

@@ -2,7 +2,7 @@
 
 
 def _records(wc):
-    return [records.record_path(PLAN.name, r.cell_id, r.run_id, DATA / "raw") for r in PLAN.runs]
+    return [layout.record_path(PLAN.name, r.cell_id, r.run_id, DATA / "raw") for r in PLAN.runs]
 
 
 rule ingest:
@@ -16,7 +16,7 @@ rule ingest:
         series=RESULTS / "timeseries.parquet",
         report=RESULTS / "ingest.json",
     shell:
-        "{REPO}/.venv/bin/python -m stats.ingest {RAW} --out {RESULTS}"
+        "{NETSTICK} stats {PLAN.name} --data-dir {DATA} --step ingest"
 
 
 rule stats:
@@ -27,9 +27,12 @@ rule stats:
         RESULTS / "cells.csv",
         RESULTS / "comparisons.parquet",
         RESULTS / "comparisons.csv",
+        RESULTS / "changepoints.parquet",
+        RESULTS / "changepoints.csv",
         RESULTS / "findings.json",
+        RESULTS / "metrics.json",
     shell:
-        "{REPO}/.venv/bin/python -m stats.analyse {RESULTS}"
+        "{NETSTICK} stats {PLAN.name} --data-dir {DATA} --step analyse"
 
 
 rule figure_data:
@@ -37,21 +40,39 @@ rule figure_data:
         RESULTS / "runs.parquet",
         RESULTS / "cells.parquet",
         RESULTS / "timeseries.parquet",
+        RESULTS / "changepoints.parquet",
+        RESULTS / "findings.json",
+        RESULTS / "metrics.json",
     output:
         RESULTS / "figures" / "manifest.json",
     shell:
-        "{REPO}/.venv/bin/python -m report.figdata {RESULTS}"
+        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --step figures"
 
 
-rule artifact:
+# Facts of the checkout and this machine (git, lock files, software, disk); after the stats so
+# that the disk use counts their tables.
+rule facts:
     input:
         RESULTS / "runs.parquet",
         RESULTS / "cells.csv",
         RESULTS / "findings.json",
     output:
+        RESULTS / "facts.json",
+    shell:
+        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --step facts"
+
+
+rule artifact:
+    input:
+        RESULTS / "facts.json",
+        RESULTS / "runs.parquet",
+        RESULTS / "cells.csv",
+        RESULTS / "findings.json",
+        RESULTS / "metrics.json",
+    output:
         RESULTS / "artifact.json",
     shell:
-        "{REPO}/.venv/bin/python -m report.artifact {RESULTS} --raw {RAW}"
+        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --step checklist"
 
 
 rule render_report:
@@ -66,8 +87,7 @@ rule render_report:
         html=REPORT,
         pdf=REPORT_PDF,
     shell:
-        "{REPO}/.venv/bin/python -m report.render {RESULTS} --raw {RAW} --out {output.html}"
-        " --pdf {output.pdf}"
+        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --report-dir {REPORT_ROOT} --step render"
 
 
 rule crate:
@@ -77,4 +97,4 @@ rule crate:
     output:
         REPORT_CRATE,
     shell:
-        "{REPO}/.venv/bin/python -m report.crate {REPORT_DIR} --results {RESULTS} --raw {RAW}"
+        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --report-dir {REPORT_ROOT} --step crate"

@@ -22,11 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from workflow.campaign import expand as campaigns
-from workflow.cli.bench.harness import summary, target_rows
-from workflow.cli.bench.prototypes import repo_relative, write_json_atomically
-from workflow.harness import provenance
+from workflow.cli.bench import record
 
-RESULT_SCHEMA = 1
 TARGETS = {
     "quick_outside_windows_share": ("<=", 0.10, "quick campaign: wall time outside windows"),
     "quick_wall_s": ("<=", 600.0, "quick campaign, report included, on this machine"),
@@ -37,7 +34,7 @@ TARGETS = {
 def _snakemake(repo: Path, work: Path, *args: str) -> list[str]:
     return [
         str(Path(sys.executable).with_name("snakemake")),
-        "-s", str(repo / "workflow" / "Snakefile"), "-d", str(work), *args,
+        "-s", str(repo / "Snakefile"), "-d", str(work), *args,
     ]  # fmt: skip
 
 
@@ -118,18 +115,13 @@ def run(
         "largest_campaign": largest,
         "largest_dry_run_s": dry[largest]["dry_run_s"],
     }
-    doc = {
-        "schema": RESULT_SCHEMA,
-        "benchmark": "bench-campaign",
-        "provenance": provenance.collect(repo),
+    body = {
         "measured": measured,
         "dry_runs": dry,
         "raw": str(root),
-        "targets": target_rows(measured, TARGETS),
+        "targets": record.target_rows(measured, TARGETS),
     }
-    doc = repo_relative(doc, repo)
-    write_json_atomically(out, doc)
-    return doc
+    return record.write(out, "bench-campaign", body, repo=repo)
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin CLI
@@ -139,5 +131,5 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin C
     parser.add_argument("--out", type=Path, default=campaigns.REPO / "data/bench/campaign.json")
     args = parser.parse_args(argv)
     doc = run(args.out, campaigns.REPO)
-    print(summary(doc))
+    print(record.targets_text(doc["targets"]))
     return 0

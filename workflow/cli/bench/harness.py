@@ -22,12 +22,11 @@ from typing import Any
 import numpy as np
 
 from prototypes.contract.logs import read_rtt_logs
-from workflow.cli.bench.prototypes import repo_relative, write_json_atomically
+from workflow.campaign import layout
+from workflow.cli.bench import record
 from workflow.harness import cell as cells
-from workflow.harness import provenance
 from workflow.harness import run as harness
 
-RESULT_SCHEMA = 1
 TARGETS = {
     "overhead_s_max": ("<=", 3.0, "overhead per run (all phases but the measurement), 200 players"),
     "monitor_cpu_pct_of_core": ("<=", 1.0, "sampler CPU at 0.5 s sampling, % of one core"),
@@ -52,7 +51,9 @@ def _cell(transport: str, players: int, profile: str | dict[str, Any], **kw: Any
         "sample_interval_s": 0.5,
     }
     doc.update(kw)
-    return cells.validate(doc)
+    cell = cells.validate(doc)
+    cell.setdefault("cell_id", layout.derive_cell_id(cell))  # the harness names runs by it
+    return cell
 
 
 def _rtt_p50_ms(run: Path, kind: str = "net") -> float:
@@ -159,47 +160,13 @@ def run(
         "divided by the run's wall time: an upper bound of its cost during the window",
     }
 
-    doc = {
-        "schema": RESULT_SCHEMA,
-        "benchmark": "bench-harness",
-        "provenance": provenance.collect(repo),
-        "measured": measured,
-        "runs": runs,
-        "targets": target_rows(measured, TARGETS),
-    }
-    doc = repo_relative(doc, repo)
-    write_json_atomically(out, doc)
-    return doc
-
-
-def target_rows(
-    measured: dict[str, Any], targets: dict[str, tuple[str, float, str]]
-) -> list[dict[str, Any]]:
-    """Each target with its measured value and pass (a missing value fails)."""
-    return [
-        {
-            "metric": k,
-            "op": op,
-            "threshold": thr,
-            "what": what,
-            "measured": measured.get(k),
-            "pass": measured.get(k) is not None
-            and (measured[k] <= thr if op == "<=" else measured[k] >= thr),
-        }
-        for k, (op, thr, what) in targets.items()
-    ]
+    body = {"measured": measured, "runs": runs, "targets": record.target_rows(measured, TARGETS)}
+    return record.write(out, "bench-harness", body, repo=repo)
 
 
 def summary(doc: dict[str, Any]) -> str:
-    lines = []
-    for t in doc["targets"]:
-        m = t["measured"]
-        shown = f"{m:.4g}" if isinstance(m, int | float) else "n/a"
-        lines.append(
-            f"{'PASS' if t['pass'] else 'FAIL'}  {t['metric']:<28} {shown:>8} "
-            f"(target {t['op']} {t['threshold']:g}): {t['what']}"
-        )
-    return "\n".join(lines)
+    """Each target's verdict, for the terminal."""
+    return record.targets_text(doc["targets"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin CLI

@@ -1,18 +1,15 @@
 """Benchmark: how long a campaign's report takes to make, and how much it weighs.
 
-    python -m workflow.cli.bench.report --results data/results/quick --raw data/raw/quick \\
-        --out data/bench/report.json [--repeat 3]
+    netstick bench report [--campaign quick] [--repeat 3]   -> data/bench/report.json
 
-Times the report stage as the workflow runs it, one process per step (figure data, artifact
-metadata, HTML + PDF render, RO-Crate), into a scratch directory so the campaign's own report is
+Times the report stage as the workflow runs it, one process per step (figure data, facts,
+check-list, HTML + PDF render, RO-Crate), into a scratch directory so the campaign's own report is
 untouched; repeated, medians reported. Target (the report issue): the quick campaign's report
 renders in at most 60 s and weighs at most 10 MB.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import statistics
@@ -20,12 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from report import render
-from workflow.campaign import records
+from workflow.cli.bench import record
 
 TARGET_S = 60.0
 TARGET_BYTES = 10 * 10**6
@@ -36,88 +32,67 @@ def _step(argv: list[str]) -> float:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False)
     took = time.perf_counter() - t0
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+        raise RuntimeError(f"{' '.join(argv[1:6])} failed:\n{(done.stdout + done.stderr)[-3000:]}")
     return took
 
 
-def once(results: Path, raw: Path, out: Path) -> dict[str, Any]:
-    py = sys.executable
-    html, pdf = out / "index.html", out / "index.pdf"
+def once(campaign: str, data_dir: Path, report_dir: Path) -> dict[str, Any]:
+    """Every report step as the workflow's rules run it (`netstick report ... --step S`, one
+    process each), into report_dir; the HTML alone once more beside it."""
+    netstick = str(Path(sys.executable).with_name("netstick"))
+    base = [netstick, "report", campaign, "--data-dir", str(data_dir)]
     steps = {
-        "figure_data_s": [py, "-m", "report.figdata", str(results)],
-        "artifact_s": [py, "-m", "report.artifact", str(results), "--raw", str(raw)],
-        "render_html_pdf_s": [py, "-m", "report.render", str(results), "--raw", str(raw),
-                              "--out", str(html), "--pdf", str(pdf)],
-        "crate_s": [py, "-m", "report.crate", str(out), "--results", str(results),
-                    "--raw", str(raw)],
-    }  # fmt: skip
-    times = {name: round(_step(argv), 2) for name, argv in steps.items()}
-    html_only = out / "html-only.html"
+        "figure_data_s": "figures",
+        "facts_s": "facts",
+        "artifact_s": "checklist",
+        "render_html_pdf_s": "render",
+        "crate_s": "crate",
+    }
+    times = {
+        name: round(_step([*base, "--report-dir", str(report_dir), "--step", step]), 2)
+        for name, step in steps.items()
+    }
+    html_only = report_dir / "html-only"
     times["render_html_only_s"] = round(
-        _step(
-            [py, "-m", "report.render", str(results), "--raw", str(raw), "--out", str(html_only)]
-        ),
-        2,
+        _step([*base, "--report-dir", str(html_only), "--step", "render", "--no-pdf"]), 2
     )
-    html_only.unlink()
+    out = report_dir / campaign
     total = sum(v for k, v in times.items() if k != "render_html_only_s")
     crate_bytes = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return {
         **times,
         "total_s": round(total, 2),
-        "html_bytes": html.stat().st_size,
-        "pdf_bytes": pdf.stat().st_size,
+        "html_bytes": (out / "index.html").stat().st_size,
+        "pdf_bytes": (out / "index.pdf").stat().st_size,
         "report_dir_bytes": crate_bytes,
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m workflow.cli.bench.report", description=__doc__)
-    ap.add_argument("--results", type=Path, default=Path("data/results/quick"))
-    ap.add_argument("--raw", type=Path, default=Path("data/raw/quick"))
-    ap.add_argument("--out", type=Path, default=Path("data/bench/report.json"))
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args(argv)
-    for path, what in (
-        (args.results / "cells.parquet", "--results"),
-        (args.raw / "plan.json", "--raw"),
+def run(campaign: str, data_dir: Path, out: Path, repeat: int = 3) -> dict[str, Any]:
+    """Time the campaign's report `repeat` times into scratch directories (the campaign's own
+    report is untouched) and write the medians to out."""
+    for path in (
+        data_dir / "results" / campaign / "cells.parquet",
+        data_dir / "raw" / campaign / "plan.json",
     ):
         if not path.is_file():
-            ap.error(f"{what}: {path} missing; run the campaign first (make run)")
+            raise FileNotFoundError(f"{path}: missing; run the campaign first (make run)")
     reps = []
     with tempfile.TemporaryDirectory(prefix="netstick-bench-report-") as tmp:
-        for i in range(args.repeat):
-            reps.append(once(args.results, args.raw, Path(tmp) / f"r{i}"))
+        for i in range(repeat):
+            reps.append(once(campaign, data_dir, Path(tmp) / f"r{i}"))
     med = {k: statistics.median(r[k] for r in reps) for k in reps[0]}
-    doc = {
-        "benchmark": "report",
-        "campaign": args.results.name,
+    targets = {
+        "total_s": ("<=", TARGET_S, "the report's steps, one process each, HTML and PDF"),
+        "html_bytes": ("<=", TARGET_BYTES, "size of the HTML report"),
+    }
+    body = {
+        "campaign": campaign,
         "engine": render.engine(),
-        "repeat": args.repeat,
+        "repeat": repeat,
         "host": {"cpus": os.cpu_count(), "machine": platform.machine()},
         "median": med,
         "runs": reps,
-        "targets": {
-            "render_s": {
-                "limit": TARGET_S,
-                "measured": med["total_s"],
-                "pass": med["total_s"] <= TARGET_S,
-            },
-            "html_bytes": {
-                "limit": TARGET_BYTES,
-                "measured": med["html_bytes"],
-                "pass": med["html_bytes"] <= TARGET_BYTES,
-            },
-        },
+        "targets": record.target_rows(med, targets),
     }
-    records.write_text(args.out, json.dumps(doc, indent=2) + "\n")
-    print(
-        f"report of {args.results.name} ({doc['engine']}): {med['total_s']:.1f} s "
-        f"(HTML alone {med['render_html_only_s']:.1f} s), HTML {med['html_bytes'] / 1e6:.2f} MB, "
-        f"PDF {med['pdf_bytes'] / 1e6:.2f} MB -> {args.out}"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return record.write(out, "bench-report", body)

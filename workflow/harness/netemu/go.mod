@@ -1,4 +1,4 @@
-module netstick/workflow/netemu
+module netstick/workflow/harness/netemu
 
 go 1.26.8
 

@@ -1,0 +1,101 @@
+"""workflow.campaign.layout: the raw layout's paths and the one walker over a campaign."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workflow.campaign import layout
+
+CELL = {
+    "prototype": "prototypes/reference/prototype.yaml",
+    "library_version": "pinned",
+    "transport": "kcp",
+    "players": 4,
+    "workload": "stream",
+    "params": {"size": "100", "rate": "30"},
+    "transport_options": {"nodelay": "1"},
+    "network_profile": "lan",
+    "duration_s": 14.0,
+}
+
+
+def _put(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def _campaign(raw: Path) -> None:
+    """Four runs in plan order: ok on a workflow host, ok with only the harness's host name,
+    failed after two kept attempts, and one that never ran."""
+    keys = [("c2", "r1"), ("c1", "r1"), ("c1", "r2"), ("c2", "r2")]
+    runs = [
+        {"key": f"{c}/{r}", "block": "b", "cell": {**CELL, "cell_id": c, "run_id": r}}
+        for c, r in keys
+    ]
+    _put(raw / "plan.json", {"campaign": "t", "runs": runs})
+    _put(raw / "c2" / "r1.json", {"status": "ok"})
+    _put(
+        raw / "c2" / "r1" / "meta.json",
+        {"job": {"host": "node7"}, "versions": {"host": {"name": "builder"}}},
+    )
+    _put(raw / "c1" / "r1.json", {"status": "ok"})
+    _put(raw / "c1" / "r1" / "meta.json", {"job": None, "versions": {"host": {"name": "laptop"}}})
+    _put(raw / "c1" / "r2.json", {"status": "failed", "reason": "not_ready"})
+    for stamp, job in (("20240101T000001-1", "11"), ("20240101T000002-2", "12")):
+        attempt = raw / "c1" / "r2.failed" / stamp
+        _put(attempt / "status.json", {"status": "failed", "reason": "crashed"})
+        _put(attempt / "meta.json", {"job": {"slurm_job_id": job}})
+
+
+def test_walk_yields_every_planned_run_in_plan_order(tmp_path: Path) -> None:
+    raw = tmp_path / "t"
+    _campaign(raw)
+    runs = list(layout.walk(raw))
+    assert [r.key for r in runs] == ["c2/r1", "c1/r1", "c1/r2", "c2/r2"]
+    assert [r.status for r in runs] == ["ok", "ok", "failed", "not_run"]
+    assert runs[0].run_dir == layout.run_dir("t", "c2", "r1", tmp_path)
+    assert {r.campaign for r in runs} == {"t"} and runs[0].block == "b"
+
+
+def test_host_is_the_jobs_host_else_the_harness_host_name(tmp_path: Path) -> None:
+    raw = tmp_path / "t"
+    _campaign(raw)
+    hosts = [r.host for r in layout.walk(raw)]
+    assert hosts == ["node7", "laptop", None, None]
+
+
+def test_failed_attempts_are_read_oldest_first_and_a_run_not_run_has_nothing(
+    tmp_path: Path,
+) -> None:
+    raw = tmp_path / "t"
+    _campaign(raw)
+    _, _, failed, not_run = layout.walk(raw)
+    assert [a.path.name for a in failed.failed] == ["20240101T000001-1", "20240101T000002-2"]
+    assert [(a.status or {}).get("reason") for a in failed.failed] == ["crashed", "crashed"]
+    assert [(a.meta or {})["job"]["slurm_job_id"] for a in failed.failed] == ["11", "12"]
+    assert failed.record == {"status": "failed", "reason": "not_ready"} and failed.meta is None
+    assert (not_run.record, not_run.meta, not_run.failed) == (None, None, ())
+
+
+def test_walk_takes_a_plan_in_memory_and_needs_one(tmp_path: Path) -> None:
+    raw = tmp_path / "t"
+    with pytest.raises(FileNotFoundError, match=r"plan\.json"):
+        list(layout.walk(raw))
+    plan = {
+        "campaign": "t",
+        "runs": [{"block": "b", "cell": {**CELL, "cell_id": "c", "run_id": "r"}}],
+    }
+    [run] = layout.walk(raw, plan)
+    assert (run.key, run.status) == ("c/r", "not_run")
+
+
+def test_derive_cell_id_names_the_cell_and_leaves_out_repetition_and_seed() -> None:
+    cid = layout.derive_cell_id(CELL)
+    assert cid == "reference-kcp-p4-stream-rate=30-size=100-t.nodelay=1-lan-d14"
+    assert layout.derive_cell_id({**CELL, "run_id": "r9", "seed": 5}) == cid
+    custom = layout.derive_cell_id({**CELL, "network_profile": {"delay_ms": 20}})
+    assert custom.startswith("reference-kcp-p4-") and "-custom" in custom

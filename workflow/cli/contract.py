@@ -1,0 +1,54 @@
+"""`netstick check-logs` and `netstick check-prototype`: the contract's checkers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def check_logs(args: argparse.Namespace) -> int:
+    from prototypes.contract.checklogs import check_log_dir
+
+    violations = check_log_dir(args.dir, max_per_file=args.max_per_file)
+    for v in violations:
+        print(v)
+    if violations:
+        print(
+            f"{len(violations)} violation(s) of prototypes/CONTRACT.md in {args.dir}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"{args.dir}: conforms to prototypes/CONTRACT.md (log schema 1)")
+    return 0
+
+
+def check_prototype(args: argparse.Namespace) -> int:
+    from prototypes.contract import conformance, manifest
+
+    try:
+        man = manifest.load(args.manifest)
+    except manifest.ManifestError as exc:
+        print(f"netstick check-prototype: {exc}", file=sys.stderr)
+        return 2
+    names = [t.strip() for t in (args.transport or "").split(",") if t.strip()]
+    unknown = [t for t in names if t not in man.transport_names]
+    if unknown:
+        print(
+            f"netstick check-prototype: --transport {','.join(unknown)}: expected names from "
+            f"{man.path} (transports: {','.join(man.transport_names)})",
+            file=sys.stderr,
+        )
+        return 2
+    all_passed = True
+    for transport in names or man.transport_names:
+        work_dir = args.work_dir / transport if args.work_dir else None
+        try:
+            results = conformance.check_prototype(
+                man, transport, quick=args.quick, work_dir=work_dir
+            )
+        except conformance.ConformanceError as exc:
+            print(f"netstick check-prototype: {exc}", file=sys.stderr)
+            return 2
+        print(conformance.format_table(man, transport, results) + "\n", flush=True)
+        all_passed = all_passed and all(r.passed for r in results)
+    return 0 if all_passed else 1

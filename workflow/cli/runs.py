@@ -1,0 +1,109 @@
+"""`netstick run-cell`, `netstick demo` and the benchmarks that run cells (`netstick bench
+prototypes|harness|campaign`)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+from workflow.files import REPO
+
+
+def run_cell(args: argparse.Namespace) -> int:
+    from workflow.campaign import layout
+    from workflow.harness import cell as cells
+    from workflow.harness import run as harness
+
+    try:
+        doc = cells.load(args.cell)
+    except cells.CellError as exc:
+        print(f"netstick run-cell: {exc}", file=sys.stderr)
+        return 2
+    # A cell written by hand has no id; a campaign's cells carry theirs.
+    doc.setdefault("cell_id", layout.derive_cell_id(doc))
+    outcome = harness.run_cell(doc, args.out)
+    if outcome.status == "ok":
+        print(f"ok: {outcome.path}")
+        return 0
+    print(
+        f"failed ({outcome.reason}): {outcome.detail}\nrecord kept in {outcome.path}",
+        file=sys.stderr,
+    )
+    if outcome.interrupted_by is not None:
+        return 128 + outcome.interrupted_by
+    return 1
+
+
+def _check_transports(names: list[str]) -> str | None:
+    from prototypes.contract import manifest
+
+    known = manifest.load(REPO / "prototypes" / "reference" / "prototype.yaml").transport_names
+    unknown = [t for t in names if t not in known]
+    if unknown:
+        return (
+            f"--transports: unknown transport(s) {', '.join(unknown)}; expected a "
+            f"comma-separated list from {','.join(known)}"
+        )
+    return None
+
+
+def demo(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import demo as demos
+
+    problem = _check_transports(args.transports)
+    if problem:
+        print(f"netstick demo: {problem}", file=sys.stderr)
+        return 2
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    out_dir = args.out_dir or REPO / "data" / "demo" / stamp
+    text, all_ok = demos.run(
+        out_dir,
+        transports=args.transports,
+        players=args.players,
+        duration_s=args.duration_s,
+        binary=args.binary,
+    )
+    print(text)
+    return 0 if all_ok else 1
+
+
+def bench_prototypes(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import prototypes
+
+    problem = _check_transports(args.transports)
+    if problem:
+        print(f"netstick bench prototypes: {problem}", file=sys.stderr)
+        return 2
+    doc = prototypes.run(
+        args.out,
+        args.raw_dir,
+        transports=args.transports,
+        players=args.players,
+        duration_s=args.duration_s,
+        repetitions=args.repetitions,
+        pin=not args.no_pin,
+        binary=args.binary,
+    )
+    print(prototypes.target_summary(doc))
+    failed = sum(not r["ok"] for r in doc["records"])
+    print(f"{len(doc['records'])} cells, {failed} failed; results in {args.out}")
+    return 0
+
+
+def bench_harness(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import harness
+
+    doc = harness.run(args.out, args.raw_dir, REPO, args.repetitions)
+    print(harness.summary(doc))
+    print(f"results in {args.out}")
+    return 0
+
+
+def bench_campaign(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import campaign, harness
+
+    doc = campaign.run(args.out, REPO)
+    print(harness.summary(doc))
+    print(f"results in {args.out}")
+    return 0
