@@ -336,6 +336,14 @@ def _add_bench(sub: SubParsers) -> None:
     q.add_argument("--out", type=Path, default=bench / "report.json")
     q.add_argument("--repeat", type=_positive_int, default=3)
 
+    q = _command(
+        bsub,
+        "show",
+        "workflow.cli.runs:bench_show",
+        "a benchmark's record as the README's Markdown tables",
+    )
+    q.add_argument("file", type=Path, help="data/bench/NAME.json")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

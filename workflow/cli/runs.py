@@ -107,3 +107,15 @@ def bench_campaign(args: argparse.Namespace) -> int:
     print(harness.summary(doc))
     print(f"results in {args.out}")
     return 0
+
+
+def bench_show(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import record
+    from workflow.files import read_json
+
+    doc = read_json(args.file)
+    if doc is None:
+        print(f"netstick bench show: {args.file}: missing or not a JSON object", file=sys.stderr)
+        return 2
+    print(record.markdown(doc))
+    return 0

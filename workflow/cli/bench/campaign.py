@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,14 +122,3 @@ def run(
         "targets": record.target_rows(measured, TARGETS),
     }
     return record.write(out, "bench-campaign", body, repo=repo)
-
-
-def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin CLI
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="netstick bench-campaign")
-    parser.add_argument("--out", type=Path, default=campaigns.REPO / "data/bench/campaign.json")
-    args = parser.parse_args(argv)
-    doc = run(args.out, campaigns.REPO)
-    print(record.targets_text(doc["targets"]))
-    return 0

@@ -15,7 +15,7 @@ import csv
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,16 +167,3 @@ def run(
 def summary(doc: dict[str, Any]) -> str:
     """Each target's verdict, for the terminal."""
     return record.targets_text(doc["targets"])
-
-
-def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin CLI
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="netstick bench-harness")
-    parser.add_argument("--out", type=Path, default=Path("data/bench/harness.json"))
-    parser.add_argument("--raw-dir", type=Path, default=Path("data/raw/bench-harness"))
-    parser.add_argument("--repetitions", type=int, default=3)
-    args = parser.parse_args(argv)
-    doc = run(args.out, args.raw_dir, harness.REPO, args.repetitions)
-    print(summary(doc))
-    return 0

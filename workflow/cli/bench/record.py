@@ -8,18 +8,16 @@ could not be computed is null, never NaN). Targets are judged by `target_rows` a
 `targets_markdown` (the README's tables) or `targets_text` (the terminal); result tables by
 `markdown_table` and `text_table`.
 
-    python -m workflow.cli.bench.record data/bench/prototypes.json   # the README's tables
+    netstick bench show data/bench/prototypes.json   # the README's tables
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workflow.files import REPO, read_json, repo_relative, write_json
+from workflow.files import REPO, repo_relative, write_json
 from workflow.harness import provenance
 
 RESULT_SCHEMA = 1
@@ -220,25 +218,9 @@ def _looks_numeric(cell: str) -> bool:
     return True
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m workflow.cli.bench.record",
-        description="Print a benchmark result's tables as Markdown (the README quotes them).",
-    )
-    parser.add_argument("result", type=Path, help="a data/bench/<name>.json file")
-    args = parser.parse_args(argv)
-    doc = read_json(args.result)
-    if doc is None or not isinstance(doc.get("targets"), list):
-        print(
-            f"{args.result}: expected a benchmark result (a JSON object with a targets list)",
-            file=sys.stderr,
-        )
-        return 1
-    if isinstance(doc.get("records"), list):
-        print(records_markdown(doc["records"]) + "\n")
-    print(targets_markdown(doc["targets"]))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def markdown(doc: Mapping[str, Any]) -> str:
+    """A bench record as the README quotes it: the records table where there is one (medians
+    of the repetitions), then the targets."""
+    parts = [records_markdown(doc["records"])] if doc.get("records") else []
+    parts.append(targets_markdown(doc.get("targets", [])))
+    return "\n\n".join(parts)
