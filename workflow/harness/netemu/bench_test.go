@@ -2,7 +2,7 @@ package main
 
 // The emulator benchmark, for `netstick bench-harness`:
 //
-//	cd workflow/netemu && go test -count=1 -run '^TestBench$' -timeout 300s . -args -bench-out /abs/path/netemu-bench.json
+//	cd workflow/harness/netemu && go test -count=1 -run '^TestBench$' -timeout 300s . -args -bench-out /abs/path/netemu-bench.json
 //
 // It needs root and ethtool and takes about 30 s (-bench-window 8s, the default, per
 // phase; three phases). The JSON goes to -bench-out (written
