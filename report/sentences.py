@@ -172,7 +172,7 @@ def _comparison(f: Finding) -> str:
     where = f" ({label})" if label else ""
     show = lambda x: fmt(x, 2)  # noqa: E731
     return (
-        f"{ctx['b']} {ctx.get('metric_label', ctx['metric'])} is {show(f['estimate'])}x "
+        f"{ctx['b']} {_rtt_label(ctx['metric'])} is {show(f['estimate'])}x "
         f"{_bounds(f, show)} that of "
         f"{ctx['a']} at {ctx['players']} players, {ctx['workload']}{where}, "
         f"{ctx['network_profile']} (Cliff's delta {f['cliffs_delta']:.2f}, BH-adjusted p "

@@ -43,7 +43,6 @@ METRICS = (
     ("server_tx_bytes_per_s", "server send", "bytes/s"),
     ("server_rx_bytes_per_s", "server receive", "bytes/s"),
 )
-_LABELS = {name: label for name, label, _unit in METRICS}
 # Per-second metrics of timeseries.parquet (stats/timeseries.py) the cell metrics do not name.
 SERIES_METRICS = (
     ("rtt_net_sd_us", "RTT SD per second", "us"),
@@ -236,7 +235,6 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                 continue
             keys = ("a", "b", "metric", *(k for k in CONTEXT_KEYS if k in r))
             context = {k: _params(r[k]) if k == "params" else r[k] for k in keys}
-            context["metric_label"] = _LABELS.get(r["metric"], r["metric"])
             out.append(
                 finding(
                     "comparison", context, r["ratio_b_over_a"], "ratio", r["ci_low"], r["ci_high"],
