@@ -2,14 +2,14 @@
 
 Where the counters come from:
 
-- **Inside a sandbox** (workflow/sandbox.py): the veth counters of the run's own namespace, which
-  count every frame of the run and nothing else (the veths carry no other traffic, and with
+- **Inside a sandbox** (workflow/harness/sandbox.py): the veth counters of the run's own namespace,
+  which count every frame of the run and nothing else (the veths carry no other traffic, and with
   offloads off and static neighbours one frame = one packet). ``/proc/<pid>/net/dev`` shows the
   network namespace of ``<pid>``, so any process inside the namespace (the server) gives them
   cheaply from outside; before any process exists, ``ip netns exec NS cat /proc/net/dev`` does.
   (``/sys/class/net`` and psutil show the *caller's* namespace, so they cannot be used from
-  outside.) The bytes are Ethernet frame bytes without FCS: a UDP datagram of P payload bytes
-  is P + 8 + 20 + 14 bytes.
+  outside.) The bytes are Ethernet frame bytes without FCS: a UDP datagram of P payload bytes is P +
+  8 + 20 + 14 bytes.
 - **Without a sandbox** (no root): every NIC of the host from ``/proc/net/dev``, which also
   carries whatever else the machine sends. ``measure_baseline`` samples the idle traffic for a
   while before the run; ``subtract_baselines`` removes baseline rate x run duration from the

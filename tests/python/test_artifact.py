@@ -59,7 +59,7 @@ class FakeCampaign:
 
 
 def _cell(cell_id: str, run_id: str, transport: str, players: int) -> dict[str, Any]:
-    # The shape of plan.json's cells (workflow/campaign.py), trimmed.
+    # The shape of plan.json's cells (workflow/campaign/expand.py), trimmed.
     return {
         "campaign": "fake",
         "cell_id": cell_id,
@@ -76,7 +76,7 @@ def _cell(cell_id: str, run_id: str, transport: str, players: int) -> dict[str, 
 
 
 def _meta(commit: str, start_ns: int, window_s: float, overhead_s: float) -> dict[str, Any]:
-    # The shape of a harness meta.json (workflow/harness.py), trimmed.
+    # The shape of a harness meta.json (workflow/harness/run.py), trimmed.
     window_start = start_ns + 300_000_000
     window_end = window_start + int(window_s * 1e9)
     return {

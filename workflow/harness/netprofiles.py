@@ -13,8 +13,8 @@ filled in, so a run's metadata records the exact condition, and the renderers ne
 Two renderers:
 
 - ``emulator_args``: the flags of ``netemu``, the user-space AF_PACKET emulator that runs in the
-  middle namespace of a sandbox (workflow/sandbox.py). This is the path used on machines whose
-  kernel has no netem, such as the development VM.
+  middle namespace of a sandbox (sandbox.py). This is the path used on machines whose kernel
+  has no netem, such as the development VM.
 - ``netem_commands``: ``tc qdisc ... netem`` commands for kernels that have netem. That path is
   only unit-tested on the rendered commands here, because this machine's kernel has no netem
   (``sandbox.kernel_has_netem()``
@@ -223,7 +223,7 @@ def get_profile(name: str, custom: Mapping[str, Any] | str | Path | None = None)
 
 def custom_name(profile: Mapping[str, Any]) -> str:
     """The name of an inline custom profile: ``custom`` + 8 hex digits of its canonical JSON
-    (the same as the cell id uses, workflow/cell.py)."""
+    (the same as the cell id uses, workflow/campaign/layout.py)."""
     canonical = json.dumps(profile, sort_keys=True)
     return "custom" + hashlib.sha256(canonical.encode()).hexdigest()[:8]
 

@@ -51,7 +51,7 @@ def _nodes(wc):
 
 def _slurm_resources():
     """Multi-node runs: `mpi` makes the job step run the harness once on the first node, which
-    then places the server and the players with srun itself (workflow/placement.py)."""
+    then places the server and the players with srun itself (workflow/harness/placement.py)."""
     if config["cluster"] == "none":
         return {}
     return {
