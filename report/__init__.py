@@ -1,1 +1,2 @@
-"""Report stage: turns measured results into tables and documents for readers."""
+"""Report: shapes and draws what the stats stage wrote (figure tables, sentences, the check-list,
+the HTML/PDF report and its RO-Crate); it computes no statistic."""

@@ -1,1 +1,2 @@
-"""Stats: pure functions that turn tidy samples into summaries."""
+"""Stats: computes every number the reports show (per-run summaries, intervals, comparisons,
+scaling, regressions, findings as records) from the raw runs, into data/results/."""
