@@ -66,23 +66,11 @@ class CampaignError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class Run(layout.CellRun):
     """One repetition of one cell, ready for the harness (cell is a validated cell document)."""
 
     cell: dict[str, Any]
     block: str
-
-    @property
-    def cell_id(self) -> str:
-        return str(self.cell["cell_id"])
-
-    @property
-    def run_id(self) -> str:
-        return str(self.cell["run_id"])
-
-    @property
-    def key(self) -> str:
-        return f"{self.cell_id}/{self.run_id}"
 
     def estimate_s(self) -> float:
         return (

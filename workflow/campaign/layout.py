@@ -104,8 +104,27 @@ def failed_attempts(out: Path) -> list[FailedAttempt]:
     ]
 
 
+class CellRun:
+    """The ids of one run of one cell, read from its cell document (planned or found on disk)."""
+
+    __slots__ = ()
+    cell: dict[str, Any]
+
+    @property
+    def cell_id(self) -> str:
+        return str(self.cell["cell_id"])
+
+    @property
+    def run_id(self) -> str:
+        return str(self.cell["run_id"])
+
+    @property
+    def key(self) -> str:
+        return f"{self.cell_id}/{self.run_id}"
+
+
 @dataclass(frozen=True, slots=True)
-class RawRun:
+class RawRun(CellRun):
     """One planned run as found on disk.
 
     record: the run's record, None when it has not run (yet) or was interrupted; meta: the run
@@ -121,18 +140,6 @@ class RawRun:
     failed: tuple[FailedAttempt, ...]
     meta: dict[str, Any] | None
     host: str | None
-
-    @property
-    def cell_id(self) -> str:
-        return str(self.cell["cell_id"])
-
-    @property
-    def run_id(self) -> str:
-        return str(self.cell["run_id"])
-
-    @property
-    def key(self) -> str:
-        return f"{self.cell_id}/{self.run_id}"
 
     @property
     def status(self) -> str:
