@@ -86,6 +86,12 @@ class LineWatcher:
             self._eof = True
             self._cond.notify_all()
 
+    @property
+    def at_eof(self) -> bool:
+        """The child closed its stdout: it has exited or is exiting."""
+        with self._cond:
+            return self._eof
+
     def wait_for(self, prefix: str, timeout_s: float) -> tuple[int, str] | None:
         """The first line starting with prefix, waiting at most timeout_s; None at EOF/timeout."""
         deadline = time.monotonic() + timeout_s

@@ -47,6 +47,7 @@ from workflow.harness import placement, provenance
 META_SCHEMA = 1
 ISOLATED_PORT = 7777  # inside a run's own namespaces no other process can hold the port
 CLIENT_EXIT_SLACK_S = 20.0  # beyond the duration: drain, disconnect, flush
+EXIT_STATUS_WAIT_S = 2.0  # a process whose stdout closed has exited or will within this
 GROUP_GONE_S = 5.0  # a killed process group's last zombies are reaped by init within this
 
 
@@ -486,6 +487,12 @@ def _await_connected(run: _Run, clients: list[Child], cell: dict[str, Any]) -> i
         got = child.watcher.wait_for(lines.CONNECTED_PREFIX, max(0.0, deadline - time.monotonic()))
         if got is None:
             code = child.popen.poll()
+            if code is None and child.watcher.at_eof:
+                # Its stdout closed before the line: the client is exiting, and its exit status
+                # follows within moments (poll() alone races the reaping and misnamed such runs
+                # players_missing).
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    code = child.popen.wait(timeout=EXIT_STATUS_WAIT_S)
             run.counts["players_connected"] = connected
             if code is not None:
                 run.exit_codes[child.name] = code
