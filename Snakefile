@@ -10,6 +10,7 @@
 # statistics, figure data, artifact metadata), report/_output/<campaign>/ (index.html,
 # index.pdf, ro-crate-metadata.json and the crate's data/).
 
+import json
 import math
 import sys
 import time
@@ -23,7 +24,14 @@ from workflow.campaign import progress
 from workflow.campaign import layout
 
 REPO = Path(workflow.basedir)
-validate(config, str(REPO / "workflow" / "schemas" / "config.schema.json"))
+CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.json"
+# `--config require_all=true` arrives as the string "true": boolean keys take true/false (and
+# yes/no, 1/0) as users type them; anything else is left for the schema to refuse by name.
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+for _key, _prop in json.loads(CONFIG_SCHEMA.read_text())["properties"].items():
+    if _prop.get("type") == "boolean" and isinstance(config.get(_key), str):
+        config[_key] = _BOOLEAN_WORDS.get(config[_key].strip().lower(), config[_key])
+validate(config, str(CONFIG_SCHEMA))
 
 if isinstance(config["prototypes"], str):
     config["prototypes"] = [p for p in config["prototypes"].split(",") if p]

@@ -239,3 +239,19 @@ def test_cli_plan_prints_the_plan_and_names_errors(
     assert cli_main(["campaign", "plan", str(write(tmp_path, doc))]) == 2
     err = capsys.readouterr().err
     assert "netstick campaign:" in err and "matrix.0.players.0" in err
+
+
+def test_typod_prototype_name_is_an_error_listing_the_known_ones(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["prototypes"].append({"name": "refrence", "transports": ["tcp"]})
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    text = str(err.value)
+    assert "key prototypes.1.name: 'refrence' has no manifest" in text
+    assert "reference" in text and "unity/mirror" in text
+
+
+def test_prototype_filter_naming_no_prototype_of_the_campaign_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, base()), only_prototypes=["refrence"])
+    assert "'refrence' not in this campaign; expected names from reference" in str(err.value)

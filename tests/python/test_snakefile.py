@@ -63,3 +63,21 @@ def test_unknown_campaign_is_an_error_naming_the_choices(tmp_path: Path) -> None
     assert res.returncode != 0
     out = res.stdout + res.stderr
     assert "workflow/campaigns/nope.yaml" in out and "quick" in out
+
+
+@pytest.mark.parametrize(("typed", "refused"), [("true", True), ("yes", True), ("false", False)])
+def test_require_all_takes_booleans_as_users_type_them(
+    tmp_path: Path, typed: str, refused: bool
+) -> None:
+    # net-celerity names Unity prototypes that cannot run here.
+    res = dry_run(tmp_path, "campaign=net-celerity", f"require_all={typed}")
+    out = res.stdout + res.stderr
+    assert (res.returncode != 0) == refused, out[-3000:]
+    assert ("require_all: every prototype must run" in out) == refused
+    assert "is not of type 'boolean'" not in out
+
+
+def test_require_all_refuses_other_words_naming_the_key(tmp_path: Path) -> None:
+    res = dry_run(tmp_path, "require_all=maybe")
+    assert res.returncode != 0
+    assert "require_all" in res.stdout + res.stderr

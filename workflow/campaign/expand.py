@@ -61,6 +61,19 @@ CONNECT_S_PER_PLAYER = 0.002
 CAMPAIGN_FIXED_S = 30.0  # Snakemake's start, the build check, ingest and report
 
 
+# The Unity prototypes campaigns may name before their builds exist in a checkout (GameCI builds
+# them where a Unity licence is available); their cells are listed as not runnable, not dropped.
+UNITY_PROTOTYPES = ("unity/fishnet", "unity/mirror", "unity/nfe", "unity/ngo")
+
+
+def available_prototypes() -> list[str]:
+    """Names of the prototypes of this checkout: prototypes/<name>/prototype.yaml."""
+    root = REPO / "prototypes"
+    return sorted(
+        str(m.parent.relative_to(root)) for m in root.glob("**/prototype.yaml") if m.is_file()
+    )
+
+
 class CampaignError(ValueError):
     """A campaign is invalid; the message names the file and the key and what was expected."""
 
@@ -310,6 +323,15 @@ def plan(
     source = _repo_relative(path)
     _check_excludes(doc, source)
     defaults = dict(doc.get("defaults", {}))
+    if only_prototypes is not None:
+        named = sorted({p["name"] for block in doc["matrix"] for p in block["prototypes"]})
+        stray = [p for p in only_prototypes if p not in named]
+        if stray:
+            raise CampaignError(
+                f"{source}: prototypes (--prototypes / --config prototypes=): "
+                f"{', '.join(map(repr, stray))} not in this campaign; expected names from "
+                f"{', '.join(named)}"
+            )
     try:
         known_profiles = profiles.load_profiles()
     except profiles.ProfileError as exc:
@@ -350,6 +372,16 @@ def plan(
                     man = _manifest(mpath)
                 except manifests.ManifestError as exc:
                     raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
+            elif "manifest" in proto or proto["name"] not in UNITY_PROTOTYPES:
+                # A typo'd name or a wrong manifest path is an error, not an empty campaign.
+                known = sorted({*available_prototypes(), *UNITY_PROTOTYPES})
+                raise CampaignError(
+                    f"{where}: key prototypes.{pi}"
+                    + (".manifest" if "manifest" in proto else ".name")
+                    + f": {proto.get('manifest', proto['name'])!r} has no manifest "
+                    f"({_repo_relative(mpath)} does not exist); expected a prototype of this "
+                    f"checkout or a Unity prototype: {', '.join(known)}"
+                )
             else:
                 reasons[proto["name"]] = (
                     f"no manifest {_repo_relative(mpath)} in this checkout (Unity prototypes are "
