@@ -350,6 +350,15 @@ def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
         )
 
 
+def check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
+    """Raise ValueError (naming the key and what the manifest offers) when a cell asks this
+    prototype for a transport, workload or extra flag it does not have: bad input, found before
+    anything runs."""
+    _check_cell(man, cell)
+    _check_extra(man, "extra_server_flags", list(cell.get("extra_server_flags", [])))
+    _check_extra(man, "extra_client_flags", list(cell.get("extra_client_flags", [])))
+
+
 def _scalars(
     man: Manifest, cell: Mapping[str, Any], host: str, port: int, log_dir: Path | str
 ) -> dict[str, str]:

@@ -255,3 +255,13 @@ def test_prototype_filter_naming_no_prototype_of_the_campaign_is_an_error(tmp_pa
     with pytest.raises(campaigns.CampaignError) as err:
         campaigns.plan(write(tmp_path, base()), only_prototypes=["refrence"])
     assert "'refrence' not in this campaign; expected names from reference" in str(err.value)
+
+
+def test_undeclared_extra_flag_in_defaults_is_refused_when_planning(tmp_path: Path) -> None:
+    doc = base()
+    doc["defaults"]["extra_client_flags"] = ["-no-such-flag", "1"]
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    text = str(err.value)
+    assert "matrix.0 (b)" in text and "extra_client_flags: '-no-such-flag'" in text
+    assert "optional_flags: -probe-hz" in text

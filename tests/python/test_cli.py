@@ -3,6 +3,7 @@ and bad flags refused with the flag named."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,31 @@ def test_bad_numbers_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["bench", "prototypes", "--players", "50,zero"])
     assert "--players" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"transport": "carrier-pigeon"}, "cell transport 'carrier-pigeon' is not offered by"),
+        ({"extra_client_flags": ["-no-such-flag", "1"]}, "extra_client_flags: '-no-such-flag'"),
+    ],
+)
+def test_run_cell_refuses_what_the_manifest_lacks_as_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict[str, object], named: str
+) -> None:
+    cell = {
+        "prototype": "prototypes/reference/prototype.yaml",
+        "transport": "tcp",
+        "players": 2,
+        "workload": "idle",
+        "duration_s": 1,
+        **change,
+    }
+    path = tmp_path / "cell.json"
+    path.write_text(json.dumps(cell))
+    out = tmp_path / "run"
+    assert main(["run-cell", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert named in err and str(path) in err and "Traceback" not in err
+    # Nothing ran, so nothing was written: no run directory and no failed attempt.
+    assert not out.exists() and not out.with_name("run.failed").exists()

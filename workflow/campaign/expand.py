@@ -450,6 +450,13 @@ def plan(
                             full = cells.validate(doc_cell, source=f"{where}")
                         except cells.CellError as exc:
                             raise CampaignError(str(exc)) from None
+                        if man is not None:
+                            # Extra flags (from defaults or a block's cell) the manifest does
+                            # not declare would fail every run: refused when planning.
+                            try:
+                                manifests.check_cell(man, full)
+                            except ValueError as exc:
+                                raise CampaignError(f"{where}: {exc}") from None
                         full.pop("cell_id", None)
                         readable = layout.derive_cell_id(full)
                         # The campaign's name of the prototype, not its directory's.

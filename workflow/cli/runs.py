@@ -11,6 +11,7 @@ from workflow.files import REPO
 
 
 def run_cell(args: argparse.Namespace) -> int:
+    from prototypes.contract import manifest
     from workflow.campaign import layout
     from workflow.harness import cell as cells
     from workflow.harness import run as harness
@@ -22,6 +23,13 @@ def run_cell(args: argparse.Namespace) -> int:
         return 2
     # A cell written by hand has no id; a campaign's cells carry theirs.
     doc.setdefault("cell_id", layout.derive_cell_id(doc))
+    # Bad input is refused before anything runs: no sandbox, no failed attempt, no traceback.
+    try:
+        man = manifest.load(REPO / doc["prototype"])
+        manifest.check_cell(man, doc)
+    except (manifest.ManifestError, ValueError) as exc:
+        print(f"netstick run-cell: {args.cell}: {exc}", file=sys.stderr)
+        return 2
     outcome = harness.run_cell(doc, args.out)
     if outcome.status == "ok":
         print(f"ok: {outcome.path}")
