@@ -10,7 +10,6 @@ Nothing is computed here.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any, Final
@@ -28,15 +27,9 @@ class HistoryReportError(ValueError):
 
 
 def load(tables: Path) -> dict[str, Any]:
-    path = tables / "history.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise HistoryReportError(
-            f"{path}: not readable ({exc}); run `netstick history compute` first"
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
-        raise HistoryReportError(f"{path}: expected an object with a findings list")
+    doc = sentences.load_findings(
+        tables / "history.json", "netstick history compute", HistoryReportError
+    )
     for name in ("trends.csv", "verdicts.csv"):
         if not (tables / name).is_file():
             raise HistoryReportError(f"{tables / name}: missing; run `netstick history compute`")

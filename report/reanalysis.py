@@ -11,7 +11,6 @@ report/net-celerity.qmd with report.render. Nothing is computed here.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -99,23 +98,12 @@ def _read(results: Path, name: str) -> pl.DataFrame:
     return pl.read_parquet(path)
 
 
-def load_findings(results: Path) -> dict[str, Any]:
-    path = results / "findings.json"
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReanalysisError(
-            f"{path}: not readable ({exc}); run `netstick reanalysis compute` first"
-        ) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
-        raise ReanalysisError(f"{path}: expected an object with a findings list")
-    return doc
-
-
 def shape(results: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
     """The figure tables only the report needs (flaws_summary with applies_to, thresholds) and
     report.json: the findings' sentences, the dataset-wide flaws and the dataset as shown."""
-    doc = load_findings(results)
+    doc = sentences.load_findings(
+        results / "findings.json", "netstick reanalysis compute", ReanalysisError
+    )
     overview = _read(results, "runs_overview")
     summary = _read(results, "flaws_summary")
     flaws = _read(results, "flaws")

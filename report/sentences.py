@@ -13,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,18 @@ SHOWN: dict[str, tuple[str, float]] = {
 Finding = Mapping[str, Any]
 Writer = Callable[[Finding], str]
 _WRITERS: dict[str, Writer] = {}
+
+
+def load_findings(path: Path, command: str, error: type[Exception] = ValueError) -> dict[str, Any]:
+    """A stats stage's findings document (an object with a findings list); error names the file
+    and the command that writes it."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise error(f"{path}: not readable ({exc}); run `{command}` first") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        raise error(f"{path}: expected an object with a findings list")
+    return doc
 
 
 def convert(value: float | None, unit: str) -> tuple[float | None, str]:

@@ -29,6 +29,7 @@ import polars as pl
 
 from stats import changepoints, compare, intervals, scaling
 from stats.findings import LEVEL, UNITS, finding, num
+from stats.runs_frame import float_column, ok_runs
 from workflow.files import replace_atomically, write_json
 
 # Per-run metrics with an interval per cell: (runs.parquet column, label, unit).
@@ -66,12 +67,12 @@ BOOTSTRAP_MIN_RUNS = 20  # the median's bootstrap reached nominal coverage from 
 def _values(df: pl.DataFrame, metric: str) -> np.ndarray:
     if metric not in df.columns:
         return np.empty(0)
-    arr = df[metric].cast(pl.Float64, strict=False).to_numpy()
+    arr = float_column(df, metric)
     return arr[np.isfinite(arr)]
 
 
 def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    ok = runs.filter(pl.col("status") == "ok")
+    ok = ok_runs(runs, ())
     rows: list[dict[str, Any]] = []
     for key, group in runs.group_by("cell_id", maintain_order=True):
         cell_ok = ok.filter(pl.col("cell_id") == key[0])
@@ -114,7 +115,7 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
 
 
 def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    ok = runs.filter(pl.col("status") == "ok")
+    ok = ok_runs(runs, ())
     rows: list[dict[str, Any]] = []
     keys = [k for k in CONTEXT_KEYS if k in ok.columns]
     for ctx, group in ok.group_by(keys, maintain_order=True):
@@ -162,7 +163,7 @@ def _params(value: Any) -> Any:
 def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) -> list[dict]:
     out: list[dict[str, Any]] = []
     # Scaling: growth from the smallest to the largest player count, and threshold crossings.
-    ok = runs.filter(pl.col("status") == "ok")
+    ok = ok_runs(runs, ())
     group_keys = [
         k for k in ("prototype", "transport", "workload", "network_profile") if k in ok.columns
     ]
@@ -313,7 +314,7 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
     doc = {
         "campaign": runs["campaign"][0] if runs.height else None,
         "runs": runs.height,
-        "runs_ok": runs.filter(pl.col("status") == "ok").height,
+        "runs_ok": ok_runs(runs, ()).height,
         "cells": runs["cell_id"].n_unique() if runs.height else 0,
         "ci_level": LEVEL,
         "seed": seed,
