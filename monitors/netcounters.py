@@ -34,7 +34,6 @@ import itertools
 import json
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
+
+from monitors.stopsignal import StopSignal
 
 CSV_COLUMNS = (
     "t_unix_ns",
@@ -495,9 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = StopSignal().install()
     report: dict[str, object] = {"out": str(args.out)}
     if args.baseline_s > 0:
         with CounterSource(args.pid, args.netns) as src:
@@ -508,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out, args.interval_s, pid=args.pid, netns=args.netns, ifaces=args.iface
     ).start()
     t0 = time.monotonic()
-    while not stop.wait(timeout=min(0.2, args.interval_s)):
+    while not stop.wait(min(0.2, args.interval_s)):
         if args.duration_s > 0 and time.monotonic() - t0 >= args.duration_s:
             break
     sampler.stop()

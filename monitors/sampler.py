@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
 import time
@@ -39,6 +38,8 @@ from types import TracebackType
 from typing import TextIO
 
 import psutil
+
+from monitors.stopsignal import StopSignal
 
 CSV_COLUMNS = (
     "t_unix_ns",
@@ -393,17 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         if not psutil.pid_exists(pid):
             parser.error(f"--pid {name}={pid}: no such process")
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop = StopSignal().install()
 
     sampler = Sampler(roots, args.out, args.interval_s, sample_host=not args.no_host).start()
     t0 = time.monotonic()
-    while not stop.wait(timeout=min(0.2, args.interval_s)):
+    while not stop.wait(min(0.2, args.interval_s)):
         if args.duration_s > 0 and time.monotonic() - t0 >= args.duration_s:
             break
         if roots and sampler.all_roots_gone:

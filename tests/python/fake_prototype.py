@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import struct
 import subprocess
@@ -27,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from monitors.stopsignal import StopSignal
 from prototypes.contract import lines
 
 MODE = os.environ.get("FAKE_PROTOTYPE_MODE", "")
@@ -151,9 +151,7 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
             ]
         )
         Path(os.environ["FAKE_PROTOTYPE_HELPER_PID"]).write_text(str(helper.pid))
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):  # the contract: SIGINT like SIGTERM
-        signal.signal(signum, lambda *_: stop.set())
+    stop = StopSignal().install()  # the contract: SIGINT like SIGTERM
     connected = [0]
 
     def serve(conn: socket.socket) -> None:

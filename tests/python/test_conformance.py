@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import pytest
 import yaml
 from conftest import REPO, needs_reference_binary
 
+from monitors.stopsignal import StopSignal
 from prototypes.contract import conformance
 from prototypes.contract import manifest as mf
 from workflow.cli.main import main as cli_main
@@ -75,9 +74,7 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
     first, players = int(flags.get("first-player", "0")), int(flags.get("players", "1"))
     logs = fp.Logs(Path(flags["log-dir"]), f"client-{first}", "client", flags, params)
     rtt = logs._open("rtt", RTT_HEADER)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = StopSignal().install()
     addr = (flags.get("host", "127.0.0.1"), int(flags.get("port", "7777")))
     timeout_s = float(flags.get("connect-timeout-s", "10"))
     socks: list[socket.socket] = []
