@@ -29,4 +29,3 @@ def test_wait_without_a_signal_returns_false_after_its_timeout() -> None:
     assert time.monotonic() - t0 >= 0.05
     stop.set()
     assert stop.wait(10.0) is True  # already set: no sleep at all
-
