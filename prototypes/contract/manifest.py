@@ -27,6 +27,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from prototypes.contract import workloads
 from prototypes.contract.schema_errors import schema_problem
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
@@ -351,12 +352,15 @@ def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
 
 
 def check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
-    """Raise ValueError (naming the key and what the manifest offers) when a cell asks this
-    prototype for a transport, workload or extra flag it does not have: bad input, found before
-    anything runs."""
+    """Raise ValueError (naming the key and what the manifest or the contract allows) when a cell
+    asks this prototype for a transport, workload or extra flag it does not have, or gives its
+    workload a parameter or value the contract does not allow: bad input, found before anything
+    runs."""
     _check_cell(man, cell)
     _check_extra(man, "extra_server_flags", list(cell.get("extra_server_flags", [])))
     _check_extra(man, "extra_client_flags", list(cell.get("extra_client_flags", [])))
+    # The contract's parameters and values: the same for every prototype.
+    workloads.check(str(cell.get("workload", "idle")), cell.get("params", {}))
 
 
 def _scalars(

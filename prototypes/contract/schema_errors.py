@@ -102,6 +102,8 @@ def _expected(error: jsonschema.ValidationError, schema: Mapping[str, Any]) -> s
         hint = ""
         if _types(schema) == ["string"] and isinstance(error.instance, int | float):
             hint = " (quote it: YAML reads unquoted 1.20 as a number)"
+        elif set(_types(schema)) <= {"number", "integer"} and _numeric_text(error.instance):
+            hint = " (write it without quotes: a quoted number is text)"
         return f"expected {_kind_words(schema)}, found {found}{hint}"
     if v == "enum":
         return f"expected one of {', '.join(map(str, error.validator_value))}, found {found}"
@@ -117,6 +119,16 @@ def _expected(error: jsonschema.ValidationError, schema: Mapping[str, Any]) -> s
     if v == "uniqueItems":
         return f"expected no repeated items, found {found}"
     return error.message
+
+
+def _numeric_text(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _line(where: list[str | int], what: str) -> str:

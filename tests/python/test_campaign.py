@@ -34,7 +34,7 @@ def base(**over: object) -> dict:
                 "players": [10, 20],
                 "workloads": [
                     {"name": "idle"},
-                    {"name": "stream", "params": {"rate_hz": [10, 60]}},
+                    {"name": "stream", "params": {"rate": [10, 60]}},
                 ],
             }
         ],
@@ -48,7 +48,7 @@ def test_expansion_counts_cells_runs_and_param_axes(tmp_path: Path) -> None:
     # 2 transports x 2 player counts x (idle + stream at 2 rates) = 12 cells, 2 runs each
     assert len(plan.cell_ids) == 12
     assert len(plan.runs) == 24
-    rates = {r.cell["params"].get("rate_hz") for r in plan.runs if r.cell["workload"] == "stream"}
+    rates = {r.cell["params"].get("rate") for r in plan.runs if r.cell["workload"] == "stream"}
     assert rates == {"10", "60"}
     assert {r.run_id for r in plan.runs} == {"r1", "r2"}
     assert all(r.cell["campaign"] == "t" and r.cell["block"] == "b" for r in plan.runs)
@@ -79,10 +79,10 @@ def test_cell_ids_cover_every_measured_key(tmp_path: Path) -> None:
 
 
 def test_exclude_removes_matching_cells(tmp_path: Path) -> None:
-    doc = base(exclude=[{"transport": "udp", "players": 20}, {"params.rate_hz": 60}])
+    doc = base(exclude=[{"transport": "udp", "players": 20}, {"params.rate": 60}])
     plan = campaigns.plan(write(tmp_path, doc))
     facts = {
-        (r.cell["transport"], r.cell["players"], r.cell["params"].get("rate_hz")) for r in plan.runs
+        (r.cell["transport"], r.cell["players"], r.cell["params"].get("rate")) for r in plan.runs
     }
     assert ("udp", 20, None) not in facts
     assert all(rate != "60" for _, _, rate in facts)
@@ -168,11 +168,33 @@ def test_matrix_keys_cannot_be_set_in_defaults(tmp_path: Path) -> None:
         campaigns.plan(write(tmp_path, base(defaults={"duration_s": 3, "players": 5})))
 
 
-def test_bad_cell_default_names_the_block(tmp_path: Path) -> None:
-    doc = base(defaults={"duration_s": 3, "tick_rate_hz": -5})
+@pytest.mark.parametrize(
+    ("defaults", "expected"),
+    [
+        ({"duration_s": 3, "tick_rate_hz": -5}, "key defaults.tick_rate_hz: expected a number > 0"),
+        (
+            {"duration_s": "ten"},
+            'key defaults.duration_s: expected a number > 0 and <= 86400, found "ten"',
+        ),
+        ({"duration_s": "10"}, 'found "10" (a string) (write it without quotes'),
+        ({"duration_s": 3, "colour": 1}, "key defaults.colour: unknown key"),
+    ],
+)
+def test_bad_default_is_named_where_it_was_written(
+    tmp_path: Path, defaults: dict, expected: str
+) -> None:
     with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, base(defaults=defaults)))
+    assert expected in str(err.value) and "matrix.0" not in str(err.value)
+
+
+def test_bad_block_cell_key_is_named_in_its_block(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["cell"] = {"stop_grace_s": "soon"}
+    with pytest.raises(
+        campaigns.CampaignError, match=r"key matrix\.0\.cell\.stop_grace_s: expected"
+    ):
         campaigns.plan(write(tmp_path, doc))
-    assert "matrix.0 (b)" in str(err.value) and "tick_rate_hz" in str(err.value)
 
 
 def test_unknown_campaign_name_lists_the_shipped_ones() -> None:
@@ -265,3 +287,88 @@ def test_undeclared_extra_flag_in_defaults_is_refused_when_planning(tmp_path: Pa
     text = str(err.value)
     assert "matrix.0 (b)" in text and "extra_client_flags: '-no-such-flag'" in text
     assert "optional_flags: -probe-hz" in text
+
+
+@pytest.mark.parametrize(
+    ("workload", "expected"),
+    [
+        ({"name": "idle", "params": {"blocks": 3}},
+         "key params.blocks: not a parameter of workload idle; it takes none"),
+        ({"name": "stream", "params": {"channel": "tcp"}},
+         'key params.channel: expected one of reliable, unreliable, found "tcp"'),
+        ({"name": "stream", "params": {"size": -1}},
+         "key params.size: expected an integer >= 18 and <= 1048576, found -1"),
+        ({"name": "world", "params": {"size": "S", "objects": 10}},
+         "key params: give objects or size for workload world, not both"),
+        ({"name": "active", "params": {"blocks": [1, "x"]}},
+         'key params.blocks: expected an integer >= 1 and <= 1000000, found "x"'),
+    ],
+)  # fmt: skip
+def test_workload_parameters_and_values_are_checked_against_the_contract(
+    tmp_path: Path, workload: dict, expected: str
+) -> None:
+    doc = base()
+    doc["matrix"][0]["workloads"] = [workload]
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, doc))
+    text = str(err.value)
+    assert expected in text and "t.yaml: matrix.0 (b)" in text
+
+
+def test_parameters_as_text_are_read_as_the_prototype_reads_them(tmp_path: Path) -> None:
+    doc = base()
+    doc["matrix"][0]["workloads"] = [
+        {"name": "stream", "params": {"size": "400", "rate": "60", "channel": "unreliable"}},
+        {"name": "active", "params": {"continuous": "true"}},
+    ]
+    assert len(campaigns.plan(write(tmp_path, doc)).runs) == 2 * 2 * 2 * 2
+
+
+def _manifest_copy(tmp_path: Path, executable: str, build: str | None = None) -> Path:
+    text = FAKE_MANIFEST.read_text().replace(
+        "executable: fake_prototype.py", f"executable: {executable}"
+    )
+    if build is not None:
+        text += f"build:\n  command: [sh, -c, {build!r}]\n"
+    path = tmp_path / "proto" / "prototype.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _fake_campaign(tmp_path: Path, manifest: Path) -> dict:
+    doc = base()
+    doc["matrix"][0]["prototypes"] = [
+        {"name": "fake", "manifest": str(manifest), "transports": ["tcp"]}
+    ]
+    doc["matrix"][0]["workloads"] = [{"name": "idle"}]
+    return doc
+
+
+def test_missing_executable_without_a_build_command_is_refused_when_planning(
+    tmp_path: Path,
+) -> None:
+    manifest = _manifest_copy(tmp_path, "bin/absent")
+    with pytest.raises(campaigns.CampaignError) as err:
+        campaigns.plan(write(tmp_path, _fake_campaign(tmp_path, manifest)))
+    text = str(err.value)
+    assert "key prototypes.0:" in text and "prototype.yaml: key executable:" in text
+    assert "bin/absent does not exist and the manifest has no build.command" in text
+
+
+def test_missing_executable_with_a_build_command_plans_and_is_built_by_the_workflow(
+    tmp_path: Path,
+) -> None:
+    manifest = _manifest_copy(tmp_path, "bin/fake.py", build="mkdir -p bin && touch bin/fake.py")
+    plan = campaigns.plan(write(tmp_path, _fake_campaign(tmp_path, manifest)))
+    assert len(plan.runs) == 4
+    (man,) = campaigns.manifests_of(plan).values()
+    assert man.build_command == ("sh", "-c", "mkdir -p bin && touch bin/fake.py")
+
+
+def test_executable_without_launcher_must_be_executable(tmp_path: Path) -> None:
+    manifest = _manifest_copy(tmp_path, "proto.bin")
+    manifest.write_text(manifest.read_text().replace('launcher: ["{python}"]', "launcher: []"))
+    (manifest.parent / "proto.bin").write_text("#!/bin/sh\n")
+    with pytest.raises(campaigns.CampaignError, match=r"proto.bin is not executable \(chmod"):
+        campaigns.plan(write(tmp_path, _fake_campaign(tmp_path, manifest)))

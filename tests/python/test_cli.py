@@ -74,6 +74,11 @@ def test_bad_numbers_name_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     [
         ({"transport": "carrier-pigeon"}, "cell transport 'carrier-pigeon' is not offered by"),
         ({"extra_client_flags": ["-no-such-flag", "1"]}, "extra_client_flags: '-no-such-flag'"),
+        ({"params": {"blocks": 3}}, "key params.blocks: not a parameter of workload idle"),
+        (
+            {"workload": "stream", "params": {"channel": "tcp"}},
+            'key params.channel: expected one of reliable, unreliable, found "tcp"',
+        ),
     ],
 )
 def test_run_cell_refuses_what_the_manifest_lacks_as_bad_input(

@@ -81,3 +81,30 @@ def test_require_all_refuses_other_words_naming_the_key(tmp_path: Path) -> None:
     res = dry_run(tmp_path, "require_all=maybe")
     assert res.returncode != 0
     assert "require_all" in res.stdout + res.stderr
+
+
+def test_a_prototype_with_a_build_command_is_built_before_its_runs(tmp_path: Path) -> None:
+    fake = REPO / "tests" / "python" / "fake-prototype.yaml"
+    manifest = tmp_path / "proto" / "prototype.yaml"
+    manifest.parent.mkdir()
+    manifest.write_text(
+        fake.read_text().replace("executable: fake_prototype.py", "executable: bin/fake.py")
+        + "build:\n  command: [sh, -c, 'mkdir -p bin && touch bin/fake.py']\n"
+    )
+    campaign = tmp_path / "c.yaml"
+    campaign.write_text(
+        "name: c\ndescription: x\nseed: 1\nrepetitions: 2\ndefaults: {duration_s: 1}\n"
+        "matrix:\n  - name: b\n"
+        f"    prototypes: [{{name: fake, manifest: {manifest}, transports: [tcp]}}]\n"
+        "    players: [2]\n    workloads: [{name: idle}]\n"
+    )
+    res = dry_run(tmp_path, f"campaign={campaign}")
+    assert res.returncode == 0, res.stderr[-3000:]
+    counts = {tuple(line.split()) for line in (res.stdout + res.stderr).splitlines()}
+    assert ("build_prototype_0_fake", "1") in counts and ("run", "2") in counts
+    # Without the build command the plan is refused, naming the manifest's key.
+    manifest.write_text(manifest.read_text().split("build:")[0])
+    res = dry_run(tmp_path, f"campaign={campaign}")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "key executable: " in out and "has no build.command" in out

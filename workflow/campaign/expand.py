@@ -15,6 +15,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -227,6 +228,10 @@ def load(path: Path) -> dict[str, Any]:
             raise CampaignError(
                 f"{source}: key {where}: {', '.join(clash)} are set by the matrix, not here"
             )
+        try:
+            cells.check_partial(dict(extra), source, where)
+        except cells.CellError as exc:
+            raise CampaignError(str(exc)) from None
     return doc
 
 
@@ -298,6 +303,36 @@ def _check_excludes(doc: Mapping[str, Any], source: str) -> None:
                     f"{source}: key exclude.{i}.{key}: unknown key; expected one of "
                     f"{', '.join(EXCLUDE_KEYS)} or params.<name>"
                 )
+
+
+def builds_in_workflow(man: manifests.Manifest) -> bool:
+    """Whether the workflow builds this prototype before its runs (workflow/rules/build.smk):
+    every prototype whose manifest has a build command."""
+    return man.build_command is not None
+
+
+def executable_problem(man: manifests.Manifest) -> str | None:
+    """Why this prototype's runs could not start (its executable is missing and nothing builds
+    it, or it cannot be executed), or None. Found when planning: a missing executable would
+    otherwise fail every run before READY and be retried."""
+    exe = man.executable
+    shown = _repo_relative(exe)
+    if not exe.exists():
+        if builds_in_workflow(man):
+            return None
+        return (
+            f"{_repo_relative(man.path)}: key executable: {shown} does not exist and the "
+            "manifest has no build.command; expected a built prototype (build it first) or a "
+            "build command the workflow runs"
+        )
+    if not exe.is_file():
+        return f"{_repo_relative(man.path)}: key executable: {shown} is not a file"
+    if not man.launcher and not os.access(exe, os.X_OK):
+        return (
+            f"{_repo_relative(man.path)}: key executable: {shown} is not executable "
+            "(chmod +x it, or name the interpreter that runs it in launcher)"
+        )
+    return None
 
 
 @functools.cache
@@ -372,6 +407,9 @@ def plan(
                     man = _manifest(mpath)
                 except manifests.ManifestError as exc:
                     raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
+                problem = executable_problem(man)
+                if problem:
+                    raise CampaignError(f"{where}: key prototypes.{pi}: {problem}")
             elif "manifest" in proto or proto["name"] not in UNITY_PROTOTYPES:
                 # A typo'd name or a wrong manifest path is an error, not an empty campaign.
                 known = sorted({*available_prototypes(), *UNITY_PROTOTYPES})
@@ -503,6 +541,14 @@ def plan(
         runs=runs,
         unavailable=gone,
     )
+
+
+def manifests_of(plan: Plan) -> dict[str, manifests.Manifest]:
+    """The manifest of every prototype the plan runs, by the cells' prototype key."""
+    return {
+        path: _manifest((REPO / path).resolve())
+        for path in dict.fromkeys(r.cell["prototype"] for r in plan.runs)
+    }
 
 
 def nodes_for(players: int, players_per_node: int) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from prototypes.contract.schema_errors import schema_error_line
+from prototypes.contract.schema_errors import schema_error_line, schema_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "cell.schema.json"
 
@@ -38,6 +38,25 @@ def validate(doc: dict[str, Any], source: str = "cell") -> dict[str, Any]:
     # cell_id is the caller's: campaign expansion names its cells, `netstick run-cell` names a
     # cell file without one (workflow.campaign.layout.derive_cell_id).
     return out
+
+
+def check_partial(doc: dict[str, Any], source: str, where: str) -> None:
+    """Check the keys doc sets (a campaign's defaults or a block's cell) against the cell schema,
+    before they are merged into cells: an error names where they were written, e.g.
+    ``key defaults.duration_s``, not the matrix block that first used them."""
+    schema = {k: v for k, v in _schema().items() if k != "required"}
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    lines = []
+    for err in errors:
+        problem = schema_problem(err)
+        if problem.startswith("key "):
+            problem = f"key {where}.{problem[4:]}"
+        else:  # "(top level): ..." is the mapping itself
+            problem = f"key {where}: {problem.split(': ', 1)[-1]}"
+        lines.append(f"{source}: {problem}")
+    if lines:
+        raise CellError("\n".join(lines))
 
 
 def _param_text(v: object) -> str:

@@ -3,17 +3,22 @@
 
 import datetime
 
+_MANIFESTS = campaigns.manifests_of(PLAN)
+
 
 def _run(wc):
     return PLAN.by_key[f"{wc.cell}/{wc.run}"]
 
 
 def _binary(wc):
-    # Only the reference prototype can be built here; other prototypes' manifests name their
-    # own executable, which the harness checks. ancient(): a rebuilt binary never re-runs
-    # finished runs.
+    # The executable of a prototype the workflow builds (workflow/rules/build.smk); one without
+    # a build command was checked to exist when planning. ancient(): a rebuilt binary never
+    # re-runs finished runs.
     proto = _run(wc).cell["prototype"]
-    return [ancient(REF_BINARY)] if proto.startswith("prototypes/reference/") else []
+    if proto.startswith("prototypes/reference/"):
+        return [ancient(REF_BINARY)]
+    man = _MANIFESTS[proto]
+    return [ancient(str(man.executable))] if man.build_command is not None else []
 
 
 def _order_priority(wc):
