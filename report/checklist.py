@@ -7,17 +7,19 @@ cost, and what that earns.
 It reads the facts the workflow recorded and measures nothing itself: RESULTS/facts.json (the
 checkout and machine that collected the results: git state, lock files, software, disk, licence,
 citation; workflow/harness/provenance.py), the campaign's plan.json, run records and meta.json
-files (walked with workflow.campaign.layout: the code, toolchain and hardware each run
-recorded), RESULTS/metrics.json and the stats tables. From them it writes the cTuning check-list,
-the ACM badge self-check and the commands to reproduce. What cannot be found is said in the
-field ("not available: ..."), never guessed. The report's appendix and the RO-Crate
-(report/crate.py) are built from artifact.json.
+files (walked with workflow.campaign.layout: the code, the prototypes, toolchain and hardware
+each run recorded), RESULTS/metrics.json and the stats tables. From them it writes the prototypes
+that ran (language, runtime, libraries, executable sha256 and whether every run used the same,
+lock files), the cTuning check-list, the ACM badge self-check and the commands to reproduce.
+What cannot be found is said in the field ("not available: ..."), never guessed. The report's
+appendix and the RO-Crate (report/crate.py) are built from artifact.json.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import posixpath
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from workflow.campaign import layout
-from workflow.files import REPO, read_json, sha256_of, write_json
+from workflow.files import REPO, read_json, repo_relative, sha256_of, write_json
 
 ARTIFACT_SCHEMA = 1
 NOT_AVAILABLE = "not available"
@@ -138,6 +140,332 @@ def _versions(metas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m.get("versions") or {} for m in metas]
 
 
+# -- the prototypes that ran ---------------------------------------------------------------------
+# Gathered from the ok runs' meta.json (versions.prototypes, written by the harness before it
+# started each prototype), compared with the same records of the checkout now (facts.json).
+# Runs recorded before the harness named its prototypes (meta.json without versions.prototypes)
+# are described from the manifest as it is now, and their executable hash is "not recorded".
+
+
+def _shown(path: Any) -> str:
+    """A recorded path as the report shows it: outside the repository by its name only."""
+    if not isinstance(path, str) or not path:
+        return NOT_AVAILABLE
+    return f"{Path(path).name} (outside the repository)" if path.startswith("/") else path
+
+
+def _manifest_path(name: Any, repo: Path) -> str:
+    """A manifest path as runs and facts record it: repo-relative when inside the repository."""
+    return str(repo_relative(str(name), repo)) if name else NOT_AVAILABLE
+
+
+def _legacy_entry(
+    meta: dict[str, Any], cell: dict[str, Any], now: dict[str, dict[str, Any]], repo: Path
+) -> dict[str, Any]:
+    """A run recorded before runs named their prototype: its manifest from the cell, name,
+    language and build from the checkout now, and its top-level Go keys only where that
+    manifest is a Go prototype (they always described the Go reference)."""
+    path = _manifest_path(meta.get("manifest") or cell.get("prototype"), repo)
+    current = now.get(_shown(path)) or {}
+    versions = meta.get("versions") or {}
+    go = str(current.get("language") or "").lower() == "go"
+    return {
+        "manifest": {"path": path, "sha256": None},
+        "name": current.get("name"),
+        "language": current.get("language"),
+        "build_command": current.get("build_command"),
+        "build_dir": current.get("build_dir"),
+        "executable": {"path": (current.get("executable") or {}).get("path"), "sha256": None},
+        "launcher": None,
+        "runtime": versions.get("go_version") if go else None,
+        "runtime_source": "go_version in meta.json" if go else None,
+        "library_versions": current.get("library_versions") or {},
+        "lock_files": [],
+        **(
+            {
+                "go_modules": versions.get("go_modules") or {},
+                "go_mod_directive": current.get("go_mod_directive"),
+            }
+            if go
+            else {}
+        ),
+        "legacy": True,
+    }
+
+
+def _make_words(command: Sequence[str], build_dir: str | None) -> str:
+    """A build command as one would type it: `make -C ../.. build` run in prototypes/reference
+    is the top-level `make build`."""
+    words = list(command)
+    at_top = (
+        words[:2] == ["make", "-C"]
+        and len(words) > 2
+        and build_dir is not None
+        and posixpath.normpath(posixpath.join(build_dir, words[2])) == "."
+    )
+    if at_top:
+        return "`" + " ".join(["make", *words[3:]]) + "`"
+    where = f" in {_shown(build_dir)}" if build_dir and build_dir != "." else ""
+    return "`" + " ".join(words) + "`" + where
+
+
+def _in_all(runs: int) -> str:
+    return f"the same in all {runs} runs" if runs > 1 else "in its one run"
+
+
+def _versions_words(versions: dict[str, list[Any]]) -> str:
+    return ", ".join(f"{k} {' / '.join(map(str, v))}" for k, v in versions.items()) or "none"
+
+
+def _add(into: dict[str, list[Any]], key: str, value: Any) -> None:
+    """Append value to into[key] unless it is there (distinct values in order of first use)."""
+    if value not in into.setdefault(key, []):
+        into[key].append(value)
+
+
+def _executable_hashes(
+    name: str, entries: list[dict[str, Any]]
+) -> tuple[dict[str, int], list[str], list[str]]:
+    """Runs per executable sha256, the warning when it changed during the campaign (the runs
+    measured different builds) and the note when runs recorded none."""
+    runs: dict[str, int] = {}
+    for e in entries:
+        sha = (e.get("executable") or {}).get("sha256")
+        if sha:
+            runs[sha] = runs.get(sha, 0) + 1
+    n = len(entries)
+    warnings = []
+    if len(runs) > 1:
+        counts = "; ".join(f"{sha}: {k} runs" for sha, k in runs.items())
+        warnings.append(
+            f"the executable of {name} changed during the campaign: {len(runs)} different "
+            f"sha256 over {n} runs ({counts}); the runs measured different builds"
+        )
+    unhashed = n - sum(runs.values())
+    notes = [f"{unhashed} of {n} runs of {name} recorded no executable sha256"] if unhashed else []
+    return runs, warnings, notes
+
+
+def _checkout_now(
+    name: str, path: str, now: dict[str, Any] | None, exe_runs: dict[str, int]
+) -> tuple[dict[str, Any], list[str]]:
+    """The prototype as the checkout holds it now (facts.json), and a note when its
+    executable is no longer the one the runs used."""
+    doc: dict[str, Any] = {"source": "facts.json (the checkout that collected the results)"}
+    if now is None:
+        doc["note"] = f"{NOT_AVAILABLE}: facts.json does not describe {path}"
+        return doc, []
+    if now.get("error"):
+        doc["note"] = f"{NOT_AVAILABLE}: {now['error']}"
+        return doc, []
+    sha_now = (now.get("executable") or {}).get("sha256")
+    same = (sha_now in exe_runs) if exe_runs and sha_now else None
+    doc.update(
+        manifest_sha256=(now.get("manifest") or {}).get("sha256"),
+        executable_sha256=sha_now,
+        executable_as_in_runs=same,
+    )
+    if same is False:
+        return doc, [
+            f"the executable of {name} in the checkout now (sha256 {sha_now}) is not the one "
+            "the runs used: rebuild it from the recorded commit to reproduce"
+        ]
+    return doc, []
+
+
+def _prototype(
+    path: str, entries: list[dict[str, Any]], now: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One prototype over the ok runs that started it (see the comment above _shown); every
+    path in it as the report shows it."""
+
+    def distinct(key: str) -> list[Any]:
+        return _distinct(e.get(key) for e in entries)
+
+    shown = _shown(path)
+    name = str((distinct("name") or [shown])[0])
+    language = (distinct("language") or [None])[0]
+    exe_runs, warnings, notes = _executable_hashes(name, entries)
+    manifests = _distinct((e.get("manifest") or {}).get("sha256") for e in entries)
+    if len(manifests) > 1:
+        warnings.append(
+            f"the manifest {shown} changed during the campaign ({len(manifests)} sha256)"
+        )
+    locks: dict[str, list[Any]] = {}
+    declared: dict[str, list[Any]] = {}
+    reported: dict[str, list[Any]] = {}
+    for e in entries:
+        for lf in e.get("lock_files") or []:
+            _add(locks, _shown(lf.get("path")), lf.get("sha256"))
+        for lib, v in (e.get("library_versions") or {}).items():
+            _add(declared, lib, v)
+        for proc in (e.get("processes") or {}).values():
+            for lib, v in (proc.get("library_versions") or {}).items():
+                _add(reported, lib, v)
+    warnings += [
+        f"the lock file {lock} changed during the campaign ({len(shas)} sha256)"
+        for lock, shas in locks.items()
+        if len(shas) > 1
+    ]
+    differing = [lib for lib in declared if lib in reported and reported[lib] != declared[lib]]
+    if differing:
+        notes.append(
+            "the processes report other versions than the manifest: "
+            + ", ".join(
+                f"{lib} {' / '.join(map(str, reported[lib]))} (manifest: "
+                f"{' / '.join(map(str, declared[lib]))})"
+                for lib in differing
+            )
+        )
+    checkout_now, stale = _checkout_now(name, shown, now, exe_runs)
+    notes += stale
+    legacy = sum(1 for e in entries if e.get("legacy"))
+    if legacy:
+        notes.append(
+            f"{legacy} runs were recorded before runs named their prototype: their name, "
+            "language, build and manifest libraries are those of the checkout now"
+        )
+    launchers = [e["launcher"] for e in entries if e.get("launcher")]
+    doc: dict[str, Any] = {
+        "manifest": shown,
+        "name": name,
+        "language": language,
+        "title": f"{name} ({language or 'language not recorded'}, {shown})",
+        "runs": len(entries),
+        "runs_recorded_before_prototype_records": legacy,
+        "manifest_sha256": manifests,
+        "runtime": distinct("runtime"),
+        "runtime_source": distinct("runtime_source"),
+        "build_command": (distinct("build_command") or [None])[-1],
+        "build_dir": _shown((distinct("build_dir") or [None])[-1]),
+        "executable": {
+            "path": _distinct(_shown((e.get("executable") or {}).get("path")) for e in entries),
+            "sha256": list(exe_runs),
+            "runs_per_sha256": exe_runs,
+            "runs_without_sha256": len(entries) - sum(exe_runs.values()),
+            "same_in_all_runs": len(exe_runs) == 1 and sum(exe_runs.values()) == len(entries),
+        },
+        "launcher": {
+            "argv": _distinct([_shown(a) for a in x.get("argv") or []] for x in launchers),
+            "path": _distinct(_shown(x.get("path")) for x in launchers),
+            "sha256": _distinct(x.get("sha256") for x in launchers),
+        }
+        if launchers
+        else None,
+        "library_versions": declared,
+        "reported_library_versions": reported,
+        "lock_files": [{"path": p, "sha256": s} for p, s in locks.items()],
+        "checkout_now": checkout_now,
+        "warnings": warnings,
+        "notes": notes,
+    }
+    if str(language or "").lower() == "go":
+        # The last run's go.mod: a change during the campaign is a lock-file warning above.
+        doc["go_modules"] = next(
+            (e["go_modules"] for e in reversed(entries) if e.get("go_modules")), {}
+        )
+        doc["go_mod_directive"] = (distinct("go_mod_directive") or [None])[-1]
+    doc["rows"] = _prototype_rows(doc)
+    return doc
+
+
+def _prototype_rows(p: dict[str, Any]) -> list[dict[str, str]]:
+    """The prototype as the appendix prints it: item and value, every path repo-relative."""
+    exe = p["executable"]
+    if exe["same_in_all_runs"]:
+        hashes = f"sha256 {exe['sha256'][0]}, {_in_all(p['runs'])}"
+    elif exe["sha256"]:
+        hashes = "CHANGED DURING THE CAMPAIGN: " + "; ".join(
+            f"sha256 {sha} in {k} runs" for sha, k in exe["runs_per_sha256"].items()
+        )
+    else:
+        hashes = "sha256 not recorded"
+    if exe["runs_without_sha256"] and exe["sha256"]:
+        hashes += f"; {exe['runs_without_sha256']} runs recorded none"
+    launcher = p["launcher"]
+    rows = [
+        ("manifest", f"{p['manifest']} (sha256 {_join(p['manifest_sha256'])})"),
+        ("language", str(p["language"] or NOT_AVAILABLE)),
+        (
+            "runtime",
+            f"{_join(p['runtime'])} ({_join(p['runtime_source'])})"
+            if p["runtime"]
+            else f"{NOT_AVAILABLE}: not recorded",
+        ),
+        (
+            "build",
+            _make_words(p["build_command"], p["build_dir"])
+            if p["build_command"]
+            else "none: the manifest has no build step",
+        ),
+        ("executable", f"{_join(exe['path'])}: {hashes}"),
+    ]
+    if launcher:
+        rows.append(
+            (
+                "launcher",
+                f"{_join(launcher['path'])} (sha256 {_join(launcher['sha256'])})",
+            )
+        )
+    rows += [
+        ("libraries (manifest)", _versions_words(p["library_versions"])),
+        ("libraries (reported by the processes)", _versions_words(p["reported_library_versions"])),
+        (
+            "lock files",
+            "; ".join(f"{lf['path']} (sha256 {_join(lf['sha256'])})" for lf in p["lock_files"])
+            or (
+                "not recorded by the runs"
+                if p["runs_recorded_before_prototype_records"]
+                else "none (the manifest declares no lock_files)"
+            ),
+        ),
+    ]
+    if "go_modules" in p:
+        mods = p["go_modules"]
+        rows.append(
+            (
+                f"Go modules (go.mod, {len(mods)})",
+                ", ".join(f"{m} {v}" for m, v in mods.items()) or NOT_AVAILABLE,
+            )
+        )
+    now = p["checkout_now"]
+    rows.append(
+        (
+            "checkout now",
+            now.get("note")
+            or f"executable sha256 {now.get('executable_sha256')}"
+            + {True: " (as in the runs)", False: " (not the runs' executable)", None: ""}[
+                now.get("executable_as_in_runs")
+            ],
+        )
+    )
+    rows += [("note", n) for n in p["notes"]]
+    return [{"item": k, "value": v} for k, v in rows]
+
+
+def prototypes(
+    facts: dict[str, Any], runs: Sequence[layout.RawRun], repo: Path
+) -> list[dict[str, Any]]:
+    """Every prototype the ok runs started, in order of first use."""
+    # facts.json names manifests outside the repository by name only: matched as shown.
+    now = {
+        _shown((p.get("manifest") or {}).get("path")): p
+        for p in facts.get("prototypes") or []
+        if isinstance(p, dict)
+    }
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        if run.status != "ok" or run.meta is None:
+            continue
+        entries = (run.meta.get("versions") or {}).get("prototypes")
+        if not isinstance(entries, list):
+            entries = [_legacy_entry(run.meta, run.cell, now, repo)]
+        for e in entries:
+            path = _manifest_path((e.get("manifest") or {}).get("path"), repo)
+            groups.setdefault(path, []).append(e)
+    return [_prototype(path, entries, now.get(_shown(path))) for path, entries in groups.items()]
+
+
 # -- sections: the facts with what the runs recorded ---------------------------------------------
 
 
@@ -160,34 +488,47 @@ def git_state(facts: dict[str, Any], metas: list[dict[str, Any]]) -> dict[str, A
     return doc
 
 
-def software(facts: dict[str, Any], metas: list[dict[str, Any]]) -> dict[str, Any]:
+def software(
+    facts: dict[str, Any], metas: list[dict[str, Any]], protos: list[dict[str, Any]]
+) -> dict[str, Any]:
     sw = facts.get("software") or {}
     go = sw.get("go") or {}
     versions = _versions(metas)
-    first = versions[0] if versions else {}
+    go_protos = [p for p in protos if "go_modules" in p]
+    go_doc: dict[str, Any] | str
+    if go_protos:
+        first = go_protos[0]
+        go_doc = {
+            "prototypes": [p["name"] for p in go_protos],
+            "version_in_runs": _distinct(v for p in go_protos for v in p["runtime"])
+            or [f"{NOT_AVAILABLE}: not recorded by the runs"],
+            "installed": go.get("installed", NOT_AVAILABLE),
+            "go_mod_directive": first.get("go_mod_directive")
+            or go.get("go_mod_directive", NOT_AVAILABLE),
+            "modules": first.get("go_modules") or NOT_AVAILABLE,
+            "modules_from": f"go.mod of the {first['name']} prototype, as the runs recorded it",
+        }
+    else:
+        go_doc = (
+            "no Go prototype ran in this campaign"
+            if protos
+            else f"{NOT_AVAILABLE}: no ok run recorded a prototype"
+        )
     return {
         "python": sw.get("python") or {"version": NOT_AVAILABLE, "packages": {}},
         "r": sw.get("r") or {"version": NOT_AVAILABLE, "packages": {}},
         "pandoc": sw.get("pandoc") or {"system": NOT_AVAILABLE, "pypandoc_binary": NOT_AVAILABLE},
         "quarto": sw.get("quarto") or NOT_AVAILABLE,
-        "go": {
-            "version_in_runs": _distinct(v.get("go_version") for v in versions)
-            or [f"{NOT_AVAILABLE}: no ok run"],
-            "installed": go.get("installed", NOT_AVAILABLE),
-            "go_mod_directive": go.get("go_mod_directive", NOT_AVAILABLE),
-            "modules": first.get("go_modules") or go.get("go_mod_modules") or NOT_AVAILABLE,
-            "modules_from": "the first ok run's meta.json"
-            if first.get("go_modules")
-            else "go.mod of the checkout (no ok run recorded its modules)",
-        },
+        "go": go_doc,
+        "prototype_runtimes": {p["name"]: p["runtime"] or [NOT_AVAILABLE] for p in protos},
         "python_in_runs": _distinct(v.get("python_version") for v in versions),
         "kernel": _distinct(v.get("kernel") for v in versions),
         "os": _distinct(v.get("os") for v in versions),
         "apt": sw.get("apt") or {"names": [], "installed": NOT_AVAILABLE},
         "note": (
             "python, r, pandoc, quarto, go.installed and apt are measured on the machine that "
-            "collected the results (facts.json); go.version_in_runs, python_in_runs, kernel and "
-            "os are recorded by the runs (meta.json)"
+            "collected the results (facts.json); go.version_in_runs, prototype_runtimes, "
+            "python_in_runs (the harness's), kernel and os are recorded by the runs (meta.json)"
         ),
     }
 
@@ -282,7 +623,9 @@ def timing(facts: dict[str, Any], runs: Sequence[layout.RawRun]) -> dict[str, An
     return doc
 
 
-def experiments(plan: dict[str, Any] | None, runs: Sequence[layout.RawRun]) -> dict[str, Any]:
+def experiments(
+    plan: dict[str, Any] | None, runs: Sequence[layout.RawRun], repo: Path = REPO
+) -> dict[str, Any]:
     status: dict[str, int] = {"ok": 0, "failed": 0, "not_run": 0}
     per_cell: dict[str, int] = {}
     durations: list[Any] = []
@@ -313,7 +656,7 @@ def experiments(plan: dict[str, Any] | None, runs: Sequence[layout.RawRun]) -> d
         "network_profiles": sorted(
             {json.dumps(c.get("network_profile")).strip('"') for c in cells}
         ),
-        "prototypes": sorted({str(c.get("prototype")) for c in cells}),
+        "prototypes": sorted({_shown(_manifest_path(c.get("prototype"), repo)) for c in cells}),
         "not_runnable_here": [
             {k: u.get(k) for k in ("prototype", "reason", "runs")}
             for u in (plan or {}).get("unavailable") or []
@@ -446,6 +789,9 @@ def acm_badges(doc: dict[str, Any], repo: Path) -> list[dict[str, Any]]:
             "consistent: all runs at one commit, equal to HEAD, from a clean tree": not doc["git"][
                 "warnings"
             ],
+            "consistent: every run recorded its prototype's executable sha256, one per "
+            "prototype": bool(doc["prototypes"])
+            and all(p["executable"]["same_in_all_runs"] for p in doc["prototypes"]),
         },
     )
     schemas = sorted(p.name for p in (repo / "workflow" / "schemas").glob("*.json"))
@@ -496,16 +842,60 @@ def commands(campaign: str, commit: str | None) -> list[dict[str, str]]:
     ]
 
 
+def _program_words(p: dict[str, Any]) -> str:
+    exe = _join(p["executable"]["path"])
+    run_by = f", run by {_join(p['runtime'])}" if p["launcher"] and p["runtime"] else ""
+    words = (
+        f"{p['name']} prototype ({p['language'] or 'language not recorded'}, {p['manifest']}; "
+        f"executable {exe}{run_by})"
+    )
+    if "go_modules" in p:
+        n = len(p["go_modules"])
+        return words + f" with the libraries pinned in go.mod ({n} module{'s' * (n != 1)})"
+    return words + f" with {_versions_words(p['library_versions'])}"
+
+
+def _compilation_words(p: dict[str, Any]) -> str:
+    if not p["build_command"]:
+        return f"{p['name']}: none (its manifest has no build step; run by {_join(p['runtime'])})"
+    words = f"{p['name']}: built with {_make_words(p['build_command'], p['build_dir'])}"
+    if "go_modules" in p:
+        go = _join([str(v).removeprefix("go") for v in p["runtime"]])
+        words += (
+            f" (go {go} recorded by the runs; go.mod requires go "
+            f"{p.get('go_mod_directive') or NOT_AVAILABLE})"
+        )
+    return words
+
+
+def _binary_words(p: dict[str, Any]) -> str:
+    exe = p["executable"]
+    if exe["same_in_all_runs"]:
+        hashes = f"sha256 {exe['sha256'][0]}, {_in_all(p['runs'])}"
+    elif len(exe["sha256"]) > 1:
+        hashes = (
+            f"WARNING: {len(exe['sha256'])} different sha256 over {p['runs']} runs, the "
+            "executable changed during the campaign"
+        )
+    else:
+        hashes = f"sha256 not recorded by {exe['runs_without_sha256']} of {p['runs']} runs"
+    if p["build_command"]:
+        how = f"built from source by {_make_words(p['build_command'], p['build_dir'])}"
+    else:
+        how = "a script run by its launcher" if p["launcher"] else "used as found"
+    return f"{p['name']}: {_join(exe['path'])}, {how}; {hashes}"
+
+
 def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
     exp, sw, hw, t = doc["experiments"], doc["software"], doc["hardware"], doc["time"]
     disk_doc, lic = doc["disk"], doc["licences"]
     runs_hw = hw["runs"]
     machine = hw["collection_machine"]
-    go = sw["go"]
+    protos = doc["prototypes"]
+    none_ran = f"{NOT_AVAILABLE}: no ok run recorded a prototype"
     prep = t["time_to_prepare"]
     cmd = {c["what"]: c["command"] for c in doc["commands"]}
     c = doc["campaign"]
-    n_modules = len(go["modules"]) if isinstance(go["modules"], dict) else 0
     raw_disk = disk_doc["raw"]
     env_disk = disk_doc["environment"]
     doi = doc["citation"].get("doi")
@@ -516,19 +906,12 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
             "from the uniform net probe, CPU and RSS sampling, wire counters; medians across "
             "runs with intervals (stats/analyse.py)"
         ),
-        "Program": (
-            f"Netstick reference prototype netstick-ref (Go, prototypes/reference) with the "
-            f"transport libraries pinned in go.mod ({n_modules} modules: {go['modules_from']}); "
-            "Python harness and statistics (workflow/, stats/); R report"
-        ),
-        "Compilation": (
-            f"Go reference prototype built with `make build` "
-            f"(go {_join([str(v).removeprefix('go') for v in go['version_in_runs']])} "
-            f"recorded by the runs; go.mod requires go {go['go_mod_directive']})"
-        ),
+        "Program": "; ".join([_program_words(p) for p in protos] or [none_ran])
+        + "; Python harness and statistics (workflow/, stats/); R report",
+        "Compilation": "; ".join([_compilation_words(p) for p in protos] or [none_ran]),
         "Transformations": "none",
-        "Binary": "built from source by `make build` (prototypes/reference/bin/netstick-ref); "
-        "no binaries are distributed",
+        "Binary": "; ".join([_binary_words(p) for p in protos] or [none_ran])
+        + "; no binaries are distributed",
         "Model": "none",
         "Data set": (
             f"generated by the experiments: {raw_disk['path']} ({raw_disk.get('files')} files, "
@@ -536,7 +919,9 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
         ),
         "Run-time environment": (
             f"{_join(sw['os'])}; kernel {_join(sw['kernel'])}; "
-            f"Python {_join(sw['python_in_runs'])} (runs); {sw['r']['version']}; "
+            f"Python {_join(sw['python_in_runs'])} (the harness, runs); "
+            + "".join(f"{p['name']} run by {_join(p['runtime'])}; " for p in protos)
+            + f"{sw['r']['version']}; "
             f"{sw['pandoc']['system']} and "
             f"{sw['pandoc']['pypandoc_binary']} (pypandoc-binary); quarto {sw['quarto']}"
         ),
@@ -627,6 +1012,7 @@ def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
         )
     plan, runs = _scan_runs(raw)
     metas = _ok_metas(runs)
+    protos = prototypes(facts, runs, repo)
     campaign = str((plan or {}).get("campaign") or raw.name)
     doc: dict[str, Any] = {
         "artifact_schema": ARTIFACT_SCHEMA,
@@ -636,11 +1022,12 @@ def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
         "plan": "plan.json" if plan is not None else f"{NOT_AVAILABLE}: plan.json missing",
         "git": git_state(facts, metas),
         "lock_files": facts.get("lock_files") or [],
-        "software": software(facts, metas),
+        "prototypes": protos,
+        "software": software(facts, metas, protos),
         "hardware": hardware(facts, runs),
         "disk": disk(facts),
         "time": timing(facts, runs),
-        "experiments": experiments(plan, runs),
+        "experiments": experiments(plan, runs, repo),
         "results": results_files(results),
         "metrics": metrics(results),
         "licences": licences(facts),

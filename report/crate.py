@@ -9,7 +9,9 @@ CRATE_DIR (report/_output/<campaign>/) holds the rendered index.html; this adds
     CRATE_DIR/ro-crate-metadata.json
 
 The raw data are not copied (a long campaign has gigabytes of logs); the manifest lets anyone
-check a copy of them. Every File entity carries its size and sha256. Metadata come from
+check a copy of them. Every File entity carries its size and sha256. Each prototype that ran is a
+SoftwareApplication (part of #netstick) with its programmingLanguage, runtimePlatform, the sha256
+of its executable and the libraries it ran with as softwareRequirements. Metadata come from
 RESULTS/artifact.json (report/checklist.py), so the crate says nothing the artifact does not.
 The root dataset's licence is the code's (LICENSE) by its SPDX URL.
 Running it again gives the same set of files: copies are replaced, never accumulated.
@@ -24,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from rocrate.model.contextentity import ContextEntity
 from rocrate.model.file import File
@@ -133,6 +136,84 @@ def _licence_entity(crate: ROCrate, artifact: dict[str, Any]) -> ContextEntity:
     )
 
 
+# Display names of the languages manifests name most (a manifest's own word is kept otherwise).
+LANGUAGES = {"go": "Go", "python": "Python", "csharp": "C#", "c#": "C#", "c": "C", "cpp": "C++"}
+
+
+def _id(kind: str, name: str) -> str:
+    return f"#{kind}-{quote(name, safe='/@.')}"
+
+
+def _library(crate: ROCrate, name: str, version: str, description: str) -> ContextEntity:
+    """One library a prototype ran with, as a SoftwareApplication (one entity per version)."""
+    entity_id = _id("library", f"{name}@{version}")
+    found = crate.get(entity_id)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    props = {
+        "@type": "SoftwareApplication",
+        "name": name,
+        "softwareVersion": version,
+        "description": description,
+    }
+    return crate.add(ContextEntity(crate, entity_id, properties=props))
+
+
+def _prototype_entity(crate: ROCrate, proto: dict[str, Any], commit: str | None) -> ContextEntity:
+    """A prototype that ran (artifact.json's prototypes): its language, runtime, executable
+    sha256 and the libraries it ran with as softwareRequirements."""
+    reported = proto.get("reported_library_versions") or {}
+    declared = proto.get("library_versions") or {}
+    libraries = []
+    for name in [*reported, *(n for n in declared if n not in reported)]:
+        source = "as the processes reported it" if name in reported else "as the manifest names it"
+        for version in reported.get(name) or declared.get(name) or []:
+            libraries.append(_library(crate, name, str(version), f"{source} ({proto['name']})"))
+    for name, version in (proto.get("go_modules") or {}).items():
+        libraries.append(_library(crate, name, str(version), "Go module required by go.mod"))
+    exe = proto.get("executable") or {}
+    hashes = list(exe.get("sha256") or [])
+    language = str(proto.get("language") or "not recorded")
+    lang = crate.add(
+        ContextEntity(
+            crate,
+            _id("language", language.lower()),
+            properties={
+                "@type": "ComputerLanguage",
+                "name": LANGUAGES.get(language.lower(), language),
+            },
+        )
+    )
+    words = [
+        f"prototype {proto['name']} as it ran in {proto.get('runs')} ok runs of the campaign",
+        f"manifest {proto.get('manifest')}",
+        *(f"{r['item']}: {r['value']}" for r in proto.get("rows") or [] if r["item"] != "manifest"),
+        *(f"WARNING: {w}" for w in proto.get("warnings") or []),
+    ]
+    props: dict[str, Any] = {
+        "@type": "SoftwareApplication",
+        "name": f"{proto['name']} prototype",
+        "identifier": proto.get("manifest"),
+        "description": "; ".join(words),
+        "programmingLanguage": lang,
+        "softwareVersion": commit or "unknown (not a git checkout)",
+        "softwareRequirements": list({e.id: e for e in libraries}.values()),
+    }
+    if proto.get("runtime"):
+        props["runtimePlatform"] = " / ".join(map(str, proto["runtime"]))
+    if hashes:
+        # One hash when every run used the same executable; all of them (and the warning in
+        # the description) when it changed during the campaign.
+        props["sha256"] = hashes[0] if len(hashes) == 1 else hashes
+    # By name (the manifest is the identifier); two manifests of one name get -2, -3, ...
+    entity_id = _id("prototype", str(proto["name"]))
+    for k in range(2, 100):
+        if crate.get(entity_id) is None:
+            break
+        entity_id = _id("prototype", f"{proto['name']}-{k}")
+    return crate.add(ContextEntity(crate, entity_id, properties=props))
+
+
 def _iso_from_unix_s(unix_s: Any) -> str | None:
     if not isinstance(unix_s, int | float):
         return None
@@ -210,6 +291,7 @@ def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, A
         props = _file_props(path, description)
         entities.append(crate.add_file(path, dest_path=f"data/{path.name}", properties=props))
 
+    prototypes = [_prototype_entity(crate, p, commit) for p in artifact.get("prototypes") or []]
     software = crate.add(
         ContextEntity(
             crate,
@@ -217,8 +299,10 @@ def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, A
             properties={
                 "@type": "SoftwareApplication",
                 "name": "Netstick",
-                "description": "reproducible benchmarking pipeline for game-networking libraries",
+                "description": "reproducible benchmarking pipeline for game-networking "
+                "libraries, with the prototypes that ran in this campaign as its parts",
                 "version": commit or "unknown (not a git checkout)",
+                "hasPart": prototypes,
             },
         )
     )

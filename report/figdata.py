@@ -9,11 +9,13 @@ through report/sentences.py. figures/manifest.json lists every figure type the r
 whether this campaign can have it, why not when it cannot, its CSV files and its caption (what
 was measured, the interval, how many runs). Tests compare the rendered page against this
 manifest. Beside the figures: findings.md (every finding's sentence, grouped), cells-table.csv
-(the cells table in shown units) and warmup.csv.
+(the cells table in shown units), warmup.csv and failed-runs.csv (every run that failed or never
+ran, with its cause).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,6 +29,16 @@ MAX_TIME_CELLS = 8  # warm-up panels: more would be unreadable on one figure
 SIZE_ORDER = {"S": 0, "M": 1, "L": 2, "XL": 3}
 # The metrics of the cells table, in its column order.
 TABLE_METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_rss_bytes")
+CAUSE_SEPARATOR = " · "  # between a cause's stderr lines, in one table cell
+# The runs table's failure columns (stats.tables.RUNS); results written before they existed
+# lack them.
+FAILURE_COLUMNS = {
+    "reason": pl.String,
+    "exit_code": pl.Int64,
+    "attempts": pl.Int64,
+    "stderr_tail": pl.String,
+    "failure_summary": pl.String,
+}
 
 
 @dataclass(frozen=True)
@@ -476,6 +488,34 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
     return table, units
 
 
+def _cause(stderr_tail: str | None, summary: str | None) -> str:
+    """A failure's cause in one line: the failing process's last stderr lines, else what the
+    harness saw."""
+    lines = json.loads(stderr_tail) if stderr_tail else []
+    return CAUSE_SEPARATOR.join(str(x) for x in lines) if lines else summary or ""
+
+
+def failed_table(runs: pl.DataFrame) -> pl.DataFrame:
+    """The report's failed-runs table: every run that is not ok, in the runs table's (plan)
+    order, with its status, the reason, the failing process's exit code, the attempts made and
+    the cause (its last stderr lines). A run not run after failed attempts shows its last
+    attempt's."""
+    absent = [pl.lit(None, t).alias(c) for c, t in FAILURE_COLUMNS.items() if c not in runs.columns]
+    bad = runs.with_columns(absent).filter(pl.col("status") != "ok")
+    causes = [
+        _cause(r["stderr_tail"], r["failure_summary"])
+        for r in bad.select("stderr_tail", "failure_summary").iter_rows(named=True)
+    ]
+    return bad.select(
+        pl.format("{}/{}", "cell_id", "run_id").alias("run"),
+        pl.col("status").replace({"not_run": "not run"}),
+        "reason",
+        "exit_code",
+        "attempts",
+        pl.Series("cause", causes, dtype=pl.String),
+    )
+
+
 def findings_markdown(results: Path) -> str:
     """Every finding of findings.json as its sentence, grouped (report/sentences.py)."""
     doc = read_json(results / "findings.json")
@@ -529,10 +569,14 @@ def shape(results: Path) -> list[Figure]:
     _write(warmup_table(ok), out, "warmup.csv")
     table, units = cells_table(cells, disp)
     _write(table, out, "cells-table.csv")
+    _write(failed_table(runs), out, "failed-runs.csv")
     write_text(out / "findings.md", findings_markdown(results))
     doc = {
         "figures": [asdict(f) for f in figs],
-        "tables": {"cells": {"file": "cells-table.csv", "units": units}},
+        "tables": {
+            "cells": {"file": "cells-table.csv", "units": units},
+            "failed": {"file": "failed-runs.csv"},
+        },
         "findings": "findings.md",
     }
     write_json(out / "manifest.json", doc, sort_keys=False)

@@ -203,6 +203,15 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
     }
     if run.record is not None:
         row["reason"] = run.record.get("reason")
+        row["attempts"] = len(run.failed) + (1 if run.status == "ok" else 0)
+    failure = run.failure
+    if failure is not None:  # failed, or not run (yet) after failed attempts: the last one's
+        row["reason"] = failure.reason
+        row["attempts"] = failure.attempts
+        row["failed_process"] = failure.process
+        row["exit_code"] = failure.exit_code
+        row["stderr_tail"] = json.dumps(list(failure.stderr))
+        row["failure_summary"] = failure.summary
     return row
 
 

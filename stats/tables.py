@@ -50,8 +50,20 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "network_profile": (pl.String(), "network profile name, or the profile as JSON"),
     "duration_s": (pl.Float64(), "planned length of the measurement window, s"),
     "status": (pl.String(), "ok, failed, or not_run"),
-    "reason": (pl.String(), "why the run failed (the record's reason)"),
-    "failed_attempts": (pl.Int64(), "failed attempts kept before the final one"),
+    "reason": (
+        pl.String(),
+        "why the run failed (the record's reason; for a run not run after failed attempts, the "
+        "last attempt's)",
+    ),
+    "failed_attempts": (pl.Int64(), "failed attempts kept (a failed run's last one included)"),
+    "attempts": (pl.Int64(), "attempts made at the run (null for a run never attempted)"),
+    "failed_process": (pl.String(), "the process whose exit or silence failed the run"),
+    "exit_code": (pl.Int64(), "that process's exit code, where its exit failed the run"),
+    "stderr_tail": (
+        pl.String(),
+        "that process's last non-empty stderr lines, a JSON list, oldest first",
+    ),
+    "failure_summary": (pl.String(), "what the harness saw, in one line"),
     "read_error": (pl.String(), "why part of an ok run's data could not be read"),
     "bad_rows": (pl.Int64(), "rtt.csv rows left out as unparseable, over the run's files"),
     "overhead_s": (pl.Float64(), "harness time outside the measurement window, s"),

@@ -73,6 +73,8 @@ class Transport:
     native_channels: tuple[str, ...]
     options: Mapping[str, str] = field(default_factory=dict)
     server_lost_s: float = 10.0
+    # Whether the reliable channel delivers in send order; None: the manifest does not say.
+    reliable_ordered: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +132,11 @@ class Manifest:
 def _schema() -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     return schema
+
+
+def contract_workloads() -> tuple[str, ...]:
+    """The workloads of CONTRACT.md section 5, as the manifest schema lists them."""
+    return tuple(_schema()["properties"]["workloads"]["items"]["enum"])
 
 
 def _placeholders(text: str) -> list[str] | None:
@@ -248,6 +255,7 @@ def parse(doc: object, path: Path | str) -> Manifest:
                 native_channels=tuple(t["native_channels"]),
                 options=dict(t.get("options", {})),
                 server_lost_s=float(t.get("server_lost_s", lost_default)),
+                reliable_ordered=t.get("reliable_ordered"),
             )
             for t in doc["transports"]
         ),

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -183,6 +183,55 @@ def signal_group(child: Child, sig: signal.Signals) -> None:
     # any member lives, so this also reaches helpers after the leader exited.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.popen.pid, sig)
+
+
+class Interrupted(Exception):
+    """The process received SIGINT or SIGTERM while inside interruptible()."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_deferring: dict[str, int | None] = {"depth": 0, "pending": None}
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Inside interruptible(), hold a SIGINT/SIGTERM until the block ends: for steps that must
+    not be cut in half, such as starting a child and registering it for cleanup (cut between
+    the two, the child would be left running)."""
+    _deferring["depth"] = (_deferring["depth"] or 0) + 1
+    try:
+        yield
+    finally:
+        _deferring["depth"] = (_deferring["depth"] or 1) - 1
+        pending = _deferring["pending"]
+        if not _deferring["depth"] and pending is not None:
+            _deferring["pending"] = None
+            raise Interrupted(pending)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Turn SIGINT/SIGTERM into Interrupted inside the block, so a process that started children
+    unwinds through its cleanup (Python's default SIGTERM ends it at once and orphans them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: object) -> None:
+        if _deferring["depth"]:
+            _deferring["pending"] = signum
+            return
+        raise Interrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def terminate(child: Child, grace_s: float = TERM_GRACE_S) -> int:

@@ -19,8 +19,16 @@ read_csv <- function(path) {
         colClasses = list(character = intersect(text_columns, cols)))
 }
 read_table <- function(dir, name) read_csv(file.path(dir, name))
-# Text printed into Markdown (file names such as __init__.py, globs, ids) is escaped, so that it is
-# shown as written and not read as emphasis or markup (typst also chokes on the result).
-md <- function(x) gsub("([\\\\`*_<>#|\\[\\]])", "\\\\\\1", x, perl = TRUE)
+# Text printed into Markdown (file names such as __init__.py, globs, ids, a prototype's stderr) is
+# escaped, so that it is shown as written and not read as emphasis, math or markup (typst also
+# chokes on the result). Brackets and bars become entities: a backslash before them reads as
+# display math (\[ \]) in rmarkdown's Markdown, and kable turns | into &#124; after the backslash.
+md <- function(x) {
+  x <- gsub("&", "&amp;", x, fixed = TRUE)
+  x <- gsub("([\\\\`*_<>#$~^])", "\\\\\\1", x, perl = TRUE)
+  x <- gsub("[", "&#91;", x, fixed = TRUE)
+  x <- gsub("]", "&#93;", x, fixed = TRUE)
+  gsub("|", "&#124;", x, fixed = TRUE)
+}
 `%||%` <- function(a, b) if (is.null(a)) b else a  # base R has it only from 4.4
 options(knitr.kable.NA = "")  # an empty cell, not "NA", where a table has no value

@@ -1,7 +1,8 @@
 """A tiny stand-in prototype that follows prototypes/CONTRACT.md, for testing the harness.
 
-It speaks plain TCP on loopback (fixed 16-byte probes echoed by the server's receive path) and
-writes contract logs, so the harness and prototypes.contract.checklogs can be tested end to end
+It speaks plain TCP on loopback (fixed 16-byte probes echoed by the server's receive path, or in
+its next tick when the player field is negative: the app probes of tests/python/test_conformance.py)
+and writes contract logs, so the harness and prototypes.contract.checklogs can be tested end to end
 without the Go reference prototype. FAKE_PROTOTYPE_MODE selects a misbehaviour:
 
 - ``never-ready``: the server complains on stderr and never prints READY;
@@ -16,6 +17,7 @@ without the Go reference prototype. FAKE_PROTOTYPE_MODE selects a misbehaviour:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -30,7 +32,8 @@ from monitors.stopsignal import StopSignal
 from prototypes.contract import lines
 
 MODE = os.environ.get("FAKE_PROTOTYPE_MODE", "")
-PROBE = struct.Struct("<qq")  # player, seq
+PROBE = struct.Struct("<qq")  # player (negative: echo in the next tick), seq
+TICK_S = 0.05
 
 
 def parse_flags(argv: list[str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -65,12 +68,16 @@ class Logs:
             "role": role,
             "prototype": "fake",
             "transport": flags["transport"],
-            "library_versions": {"python": sys.version.split()[0]},
-            "args": sys.argv[1:],
+            # As fake-prototype.yaml declares it: the interpreter's major.minor version.
+            "library_versions": {"python": "{}.{}".format(*sys.version_info[:2])},
+            "args": sys.argv,
             "workload": flags.get("workload", "idle"),
             "params": params,
             "transport_options": {},
-            "effective_channels": {"reliable": "tcp"},
+            "effective_channels": {
+                "reliable": "reliable",
+                "unreliable": "reliable (carried on the TCP stream)",
+            },
             "run_id": flags.get("run-id", "local"),
             "seed": int(flags.get("seed", "1")),
             "pid": os.getpid(),
@@ -153,12 +160,19 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
         Path(os.environ["FAKE_PROTOTYPE_HELPER_PID"]).write_text(str(helper.pid))
     stop = StopSignal().install()  # the contract: SIGINT like SIGTERM
     connected = [0]
+    tick_echoes: list[tuple[socket.socket, bytes]] = []  # app probes waiting for the next tick
+    echoes_lock = threading.Lock()
 
     def serve(conn: socket.socket) -> None:
         connected[0] += 1
         try:
             while True:
-                conn.sendall(recv_exact(conn, PROBE.size))
+                probe = recv_exact(conn, PROBE.size)
+                if PROBE.unpack(probe)[0] < 0:
+                    with echoes_lock:
+                        tick_echoes.append((conn, probe))
+                else:
+                    conn.sendall(probe)
         except OSError:
             pass
         finally:
@@ -177,8 +191,17 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
     print(lines.ready_line(flags["transport"], host, port, os.getpid()), flush=True)
     threading.Thread(target=accept, daemon=True).start()
     tick = 0
-    while not stop.wait(0.05):
-        logs.row(ticks, time.time_ns(), tick, 0, 10, connected[0], connected[0], 0, 0, 0, 0)
+    while not stop.wait(TICK_S):
+        start_ns = time.monotonic_ns()
+        with echoes_lock:
+            echoes = tick_echoes[:]
+            tick_echoes.clear()
+        for conn, probe in echoes:
+            with contextlib.suppress(OSError):
+                conn.sendall(probe)
+        work_us = (time.monotonic_ns() - start_ns) / 1e3
+        logs.row(ticks, time.time_ns(), tick, 0, f"{work_us:.1f}", connected[0], connected[0],
+                 0, 0, 0, 0)  # fmt: skip
         tick += 1
     logs.row(logs.events, time.time_ns(), "", "disconnect", "", "reason=sigterm")
     logs.exit(0, "sigterm")

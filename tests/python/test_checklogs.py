@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from prototypes.contract import manifest as mf
 from prototypes.contract.checklogs import Violation, check_log_dir
 from prototypes.contract.columns import EVENTS_COLUMNS, RTT_COLUMNS, TICKS_COLUMNS
 from prototypes.contract.logs import LogFormatError, read_rtt_csv, read_rtt_logs
@@ -18,6 +20,7 @@ from workflow.cli.main import main as cli_main
 
 START_NS = time.time_ns() - 60 * 10**9
 END_NS = START_NS + 30 * 10**9
+FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
 T = START_NS + 10**9  # a time well inside the processes' lifetime
 
 
@@ -32,7 +35,10 @@ def meta(role: str, args: list[str], **overrides: object) -> dict[str, object]:
         "workload": "stream",
         "params": {"size": 100, "rate": 60, "channel": "reliable"},
         "transport_options": {},
-        "effective_channels": {"reliable": "tcp", "unreliable": "tcp"},
+        "effective_channels": {
+            "reliable": "reliable",
+            "unreliable": "reliable (the transport has no unreliable mode)",
+        },
         "run_id": "test",
         "seed": 1,
         "pid": 1234,
@@ -49,9 +55,11 @@ def meta(role: str, args: list[str], **overrides: object) -> dict[str, object]:
 
 def write_valid(d: Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
-    (d / "server.meta.json").write_text(json.dumps(meta("server", ["-role", "server"])))
+    (d / "server.meta.json").write_text(json.dumps(meta("server", ["proto", "-role", "server"])))
     (d / "client-0.meta.json").write_text(
-        json.dumps(meta("client", ["-role", "client", "-players", "2", "-first-player", "0"]))
+        json.dumps(
+            meta("client", ["proto", "-role", "client", "-players", "2", "-first-player", "0"])
+        )
     )
     rtt = [
         f"{T},0,0,250.125,net,12.5",
@@ -179,8 +187,44 @@ CASES: list[tuple[str, Mutation, str, int, str]] = [
     ("meta-json", lambda d: (d / "server.meta.json").write_text('{"schema": 1,\n  oops}'),
      "server.meta.json", 2, "not valid JSON"),
     ("first-player", lambda d: patch_meta(d / "client-0.meta.json",
-                                          args=["-players", "2", "-first-player=5"]),
+                                          args=["proto", "-role", "client", "-players", "2",
+                                                "-first-player=5"]),
      "client-0.meta.json", 0, "must be named client-5.*"),
+    # An RTT written in ms: 0.25 ms is 250 µs (a round trip can never take under 5 µs).
+    ("rtt-in-ms", lambda d: set_line(d / "client-0.rtt.csv", 3, f"{T + 1000},1,0,0.26,net,0"),
+     "client-0.rtt.csv", 3, "1 rtt_us value(s) of kind net below RTT_FLOOR_US = 5 µs"),
+    ("early-send", lambda d: set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,250.125,net,-3.5"),
+     "client-0.rtt.csv", 2, "send_late_us '-3.5' is not a decimal number >= 0"),
+    ("args-without-program", lambda d: patch_meta(d / "server.meta.json", args=["-role", "server"]),
+     "server.meta.json", 0, "args begins with '-role': the first element is the program"),
+    ("args-of-another-role", lambda d: patch_meta(d / "server.meta.json",
+                                                  args=["proto", "-role", "client"]),
+     "server.meta.json", 0, "args hold -role client, but this is the server's meta.json"),
+    ("host-empty", lambda d: patch_meta(d / "server.meta.json", host=""),
+     "server.meta.json", 0, "key 'host' is \"\", expected the name of the machine"),
+    ("channels-by-library", lambda d: patch_meta(d / "client-0.meta.json",
+                                                 effective_channels={"reliable": "tcp"}),
+     "client-0.meta.json", 0, 'expected an object with the keys "reliable" and "unreliable"'),
+    ("probes-none-sent", lambda d: set_line(d / "client-0.events.csv", 6,
+                                            f"{T},0,probes,0,kind=app echoed=0 lost=0 inflight=0"),
+     "client-0.events.csv", 6, "no probes event is written for a kind the player never sent"),
+    ("probes-lib", lambda d: set_line(d / "client-0.events.csv", 6,
+                                      f"{T},0,probes,5,kind=lib echoed=5 lost=0 inflight=0"),
+     "client-0.events.csv", 6, "lacks kind=net|app (lib is read, not probed)"),
+    ("probes-sum", lambda d: set_line(d / "client-0.events.csv", 6,
+                                      f"{T},0,probes,100,kind=net echoed=90 lost=1 inflight=1"),
+     "client-0.events.csv", 6, "echoed + lost + inflight = 92, but the value says 100"),
+    ("probes-twice", lambda d: set_line(d / "client-0.events.csv", 7,
+                                        f"{T},0,probes,3,kind=net echoed=3 lost=0 inflight=0"),
+     "client-0.events.csv", 7, "event 'probes' of player 0 kind net repeats line 6"),
+    ("connect-twice", lambda d: set_line(d / "client-0.events.csv", 3, f"{T},0,connect,13,"),
+     "client-0.events.csv", 3, "event 'connect' of player 0 repeats line 2"),
+    ("world-loaded-anonymous", lambda d: set_line(d / "client-0.events.csv", 7,
+                                                  f"{T},,world_loaded,1.5,objects=0 bytes=0"),
+     "client-0.events.csv", 7, "event 'world_loaded' is about one player"),
+    ("shared-socket", lambda d: (d / "server.events.csv").open("a").write(
+        f"{T},1,join,,remote=127.0.0.1:5000\n"),
+     "server.events.csv", 4, "player 1 joined from remote=127.0.0.1:5000, the address of player 0"),
 ]  # fmt: skip
 
 
@@ -227,6 +271,116 @@ def test_check_logs_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     set_line(d / "client-0.rtt.csv", 2, f"{T},0,0,-5,net,1")
     assert cli_main(["check-logs", str(d)]) == 1
     assert "client-0.rtt.csv:2: rtt_us '-5'" in capsys.readouterr().out
+
+
+def test_a_player_that_left_frees_its_address(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    with (d / "server.events.csv").open("a") as f:
+        f.write(f"{T + 1},0,disconnect,,reason=closed\n")
+        f.write(f"{T + 2},1,join,,remote=127.0.0.1:5000\n")  # the port, reused later
+    assert check_log_dir(d) == []
+
+
+TICK_NS = 16_666_667  # 60 Hz
+TICK_WORK_NS = 80_000
+
+
+def write_app_probes(d: Path, echo: str, seconds: float = 2.0) -> None:
+    """A server ticking at 60 Hz and 2 players with 10 Hz app probes at seeded phases, echoed
+    in the next tick (echo="tick", as the contract asks) or in the receive path ("receive")."""
+    rng = np.random.default_rng(7)
+    first_tick = T + 10**9
+    n_ticks = int(seconds * 60)
+    tick_end = first_tick + np.arange(n_ticks) * TICK_NS
+    ticks = [
+        f"{t},{k + 1},12.5,{TICK_WORK_NS / 1000},2,2,4,4,400,400"
+        for k, t in enumerate(tick_end.tolist())
+    ]
+    (d / "server.ticks.csv").write_text("\n".join([",".join(TICKS_COLUMNS), *ticks]) + "\n")
+    one_way_ns = 20_000
+    rows = []
+    for player in (0, 1):
+        phase = int(rng.integers(0, 100_000_000))
+        for seq in range(int(seconds * 10) - 1):
+            sent = first_tick + phase + seq * 100_000_000
+            if echo == "tick":  # sent during the first tick that starts after the probe arrived
+                k = int(np.searchsorted(tick_end - TICK_WORK_NS, sent + one_way_ns))
+                echoed = int(tick_end[k]) - TICK_WORK_NS // 2 + one_way_ns
+            else:
+                echoed = sent + 2 * one_way_ns + int(rng.integers(0, 10_000))
+            rows.append(f"{sent},{player},{seq},{(echoed - sent) / 1000:.3f},app,3.5")
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *rows]) + "\n")
+
+
+def test_app_probes_echoed_by_ticks_conform(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    write_app_probes(d, "tick")
+    assert check_log_dir(d) == []
+
+
+def test_app_probes_echoed_in_the_receive_path_are_named(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    write_app_probes(d, "receive")
+    [v] = check_log_dir(d)
+    assert (v.file, v.line) == ("client-0.rtt.csv", 2)
+    assert v.message.startswith("38 of 38 app probes were answered between the server's ticks")
+    assert "not in its receive path (CONTRACT.md 3.2)" in v.message
+
+
+def test_app_tick_check_needs_one_clock_and_the_ticks(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    write_app_probes(d, "receive")
+    # A client on another machine has another clock: its windows cannot be laid on the ticks.
+    patch_meta(d / "client-0.meta.json", host="node2")
+    assert check_log_dir(d) == []
+    # Probes answered after the last tick row (a killed server's last rows are missing) are
+    # not judged: here every probe was answered after it.
+    d = write_valid(tmp_path / "killed")
+    write_app_probes(d, "receive")
+    lines = (d / "server.ticks.csv").read_text().splitlines()
+    (d / "server.ticks.csv").write_text("\n".join(lines[:2]) + "\n")
+    assert check_log_dir(d) == []
+
+
+def manifest_with(tmp_path: Path, versions: dict[str, str]) -> mf.Manifest:
+    doc = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["library_versions"] = versions
+    return mf.parse(doc, tmp_path / "prototype.yaml")
+
+
+def test_library_versions_are_compared_with_the_manifest(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    assert check_log_dir(d, manifest=manifest_with(tmp_path, {"go": "go1.26"})) == []
+    man = manifest_with(tmp_path, {"go": "9.9", "libenet": "1.3.17"})
+    got = [str(v) for v in check_log_dir(d, manifest=man)]
+    path = tmp_path / "prototype.yaml"
+    for proc in ("client-0", "server"):
+        assert (
+            f"{proc}.meta.json: library_versions says go 'go1.26' but the manifest {path} says "
+            "'9.9': the process ran with another version than declared"
+        ) in got
+        assert (
+            f"{proc}.meta.json: library_versions lacks libenet, which the manifest {path} "
+            "declares as '1.3.17'; every process records the versions it runs with"
+        ) in got
+    assert len(got) == 4
+
+
+def test_check_logs_cli_compares_with_a_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = write_valid(tmp_path / "logs")
+    doc = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["library_versions"] = {"go": "9.9"}
+    doc["executable"] = str(FAKE_MANIFEST.with_name(doc["executable"]))
+    man = tmp_path / "prototype.yaml"
+    man.write_text(yaml.safe_dump(doc))
+    assert cli_main(["check-logs", str(d), "--manifest", str(man)]) == 1
+    out = capsys.readouterr().out
+    assert f"server.meta.json: library_versions says go 'go1.26' but the manifest {man}" in out
+    man.write_text("name: x\n")
+    assert cli_main(["check-logs", str(d), "--manifest", str(man)]) == 2
+    assert "contract_schema: missing" in capsys.readouterr().err
 
 
 def test_read_rtt_csv_columns(tmp_path: Path) -> None:

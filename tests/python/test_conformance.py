@@ -3,8 +3,9 @@
 tests/python/fake_prototype.py implements only what the harness tests need: its client has no
 SIGTERM handler, no app probes, no exit codes 4 and 5, and neither role rejects bad arguments.
 This module therefore doubles as a conformant stand-in: run as a script it validates the
-arguments like the contract asks, serves with fake_prototype's server unchanged and plays with
-`conformant_client` below. FAKE_CONFORMANCE_BREAK (set through the manifest's `environment`)
+arguments like the contract asks, serves with fake_prototype's server unchanged (it echoes probes
+with a negative player field in its next tick: the app probes) and plays with `conformant_client`
+below. FAKE_CONFORMANCE_BREAK (set through the manifest's `environment`)
 breaks one rule at a time, and each broken variant must produce the right violation.
 """
 
@@ -43,6 +44,7 @@ FLAGS = frozenset(
     }
 )  # fmt: skip
 WORKLOAD_PARAMS = {"idle": frozenset(), "stream": frozenset({"size", "rate", "channel"})}
+PROBE_HEADER_BYTES = 18  # the contract's smallest probe
 PROBE_HZ = 10.0
 RTT_HEADER = "t_unix_ns,player,seq,rtt_us,kind,send_late_us"
 
@@ -51,7 +53,7 @@ def argument_problem(argv: list[str]) -> str | None:
     """What is wrong with the command line (CONTRACT.md section 1), naming the flag; None if ok."""
     i = 0
     while i < len(argv):
-        m = re.fullmatch(r"-([a-z-]+)(?:=(.*))?", argv[i])
+        m = re.fullmatch(r"--?([a-z][a-z-]*)(?:=(.*))?", argv[i])  # --flag is -flag
         if m is None or m.group(1) not in FLAGS:
             return f"unknown flag {argv[i]}"
         if m.group(2) is None and i + 1 >= len(argv):
@@ -59,11 +61,16 @@ def argument_problem(argv: list[str]) -> str | None:
         i += 1 if m.group(2) is not None else 2
     flags, params = fp.parse_flags(argv)
     workload = flags.get("workload", "idle")
+    if BREAK == "accept-known-workloads" and workload in mf.contract_workloads():
+        return None
     if workload not in WORKLOAD_PARAMS:
         return f"-workload {workload!r}: expected one of {', '.join(WORKLOAD_PARAMS)}"
     for key in params:
         if key not in WORKLOAD_PARAMS[workload]:
             return f"-param {key}: not a parameter of workload {workload}"
+    size = params.get("size", "400")
+    if not size.isdigit() or int(size) < PROBE_HEADER_BYTES:
+        return f"-param size={size}: expected bytes >= {PROBE_HEADER_BYTES} (the probe's header)"
     if flags.get("role") not in ("server", "client") or "log-dir" not in flags:
         return "-role server|client and -log-dir are required"
     return None
@@ -98,6 +105,9 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
         socks.append(s)
         ms = (time.monotonic() - start) * 1e3
         logs.row(logs.events, time.time_ns(), p, "connect", f"{ms:.3f}", "")
+        if BREAK != "no-world-loaded":  # the world is empty: loaded with the connection
+            detail = "objects=0 bytes=0"
+            logs.row(logs.events, time.time_ns(), p, "world_loaded", f"{ms:.3f}", detail)
     print(
         f"NETSTICK CONNECTED players={players} first={first} connect_s={time.monotonic() - t0:.4f}",
         flush=True,
@@ -106,7 +116,8 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
     period = {"net": 1.0 / net_hz, "app": 1.0 / PROBE_HZ}
     due = {"net": time.monotonic(), "app": time.monotonic() + 0.01}
     sent = dict.fromkeys(period, 0)
-    end = time.monotonic() + float(flags.get("duration", "0") or "0")
+    duration_s = float(flags.get("duration", "0") or "0")
+    end = time.monotonic() + duration_s if duration_s > 0 else float("inf")  # 0: until SIGTERM
     code, reason = 0, "duration elapsed"
     try:
         while not stop.is_set() and time.monotonic() < end:
@@ -116,9 +127,16 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
                 stop.wait(wait_s)
                 continue
             late_us = (time.monotonic() - due[kind]) * 1e6
+            # Every player's probe goes out before any echo is awaited, so that the app probes
+            # of all players wait for the same tick of the server.
+            sends = []
             for i, s in enumerate(socks):
-                t_ns, sent_at = time.time_ns(), time.monotonic()
-                s.sendall(fp.PROBE.pack(first + i, sent[kind]))
+                # The fake server echoes a negative player field in its next tick.
+                at_tick = kind == "app" and BREAK != "app-echo-at-once"
+                field = -(first + i + 1) if at_tick else first + i
+                sends.append((time.time_ns(), time.monotonic()))
+                s.sendall(fp.PROBE.pack(field, sent[kind]))
+            for i, (s, (t_ns, sent_at)) in enumerate(zip(socks, sends, strict=True)):
                 fp.recv_exact(s, fp.PROBE.size)
                 rtt_us = (time.monotonic() - sent_at) * 1e6
                 logs.row(rtt, t_ns, first + i, sent[kind], f"{rtt_us:.1f}", kind, f"{late_us:.1f}")
@@ -162,6 +180,8 @@ def stand_in(**environment: str) -> mf.Manifest:
     doc["executable"] = Path(__file__).name
     doc["optional_flags"] = ["connect-timeout-s"]
     doc["environment"] = environment
+    # What the fake records in its meta.json (the interpreter that runs the tests).
+    doc["library_versions"] = {"python": "{}.{}".format(*sys.version_info[:2])}
     return mf.parse(doc, FAKE_MANIFEST)
 
 
@@ -220,8 +240,40 @@ def test_stand_in_passes_every_check(tmp_path: Path) -> None:
                 "3, 4; one is written per player and kind at exit",
             ],
         ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "no-world-loaded"},
+            ["player-events"],
+            "player-events",
+            [
+                "stream: client-0.events.csv has no world_loaded event for player(s) 0, 1, 2; "
+                "every connected player logs one, whatever the workload (world_loaded with "
+                "objects=0 for an empty world)",
+                "stream: client-3.events.csv has no world_loaded event for player(s) 3, 4; "
+                "every connected player logs one, whatever the workload (world_loaded with "
+                "objects=0 for an empty world)",
+            ],
+        ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "accept-known-workloads"},
+            ["unknown-workload"],
+            "unknown-workload",
+            [
+                "server accepted -workload active (not in the manifest's workloads) and started "
+                "(printed 'NETSTICK READY",
+                # nothing listens: the client ignoring the workload cannot connect
+                "client exited with code 4 for -workload active (not in the manifest's "
+                "workloads), expected 2 (bad arguments)",
+                "client's stderr does not name 'active' for -workload active",
+            ],
+        ),
     ],
-    ids=["prints-before-ready", "exits-1-on-sigterm", "no-app-probes-event"],
+    ids=[
+        "prints-before-ready",
+        "exits-1-on-sigterm",
+        "no-app-probes-event",
+        "no-world-loaded",
+        "runs-an-unlisted-workload",
+    ],
 )
 def test_broken_stand_in_gets_the_right_violation(
     tmp_path: Path, environment: dict[str, str], only: list[str], check: str, expected: list[str]
@@ -237,7 +289,55 @@ def test_broken_stand_in_gets_the_right_violation(
         )
     )
     assert results[check].status == "fail"
-    assert list(results[check].violations) == expected
+    violations = list(results[check].violations)
+    assert len(violations) == len(expected)
+    for got, want in zip(violations, expected, strict=True):
+        assert got.startswith(want), (got, want)
+    assert our_children() == []
+
+
+def test_app_probes_echoed_at_once_are_named(tmp_path: Path) -> None:
+    """A prototype that answers app probes in its receive path, not in its next tick."""
+    results = results_by_name(
+        conformance.check_prototype(
+            stand_in(FAKE_CONFORMANCE_BREAK="app-echo-at-once"),
+            "tcp",
+            only=["run-stream"],
+            quick=True,
+            duration_s=1.5,
+            work_dir=tmp_path / "work",
+        )
+    )
+    violations = results["run-stream"].violations
+    assert results["run-stream"].status == "fail"
+    assert {v.split(".rtt.csv:")[0] for v in violations} == {
+        "check-logs: client-0",
+        "check-logs: client-3",
+    }
+    assert all(
+        "app probes were answered between the server's ticks (server.ticks.csv)" in v
+        for v in violations
+    )
+    assert our_children() == []
+
+
+def test_library_versions_other_than_the_manifest_are_named(tmp_path: Path) -> None:
+    man = stand_in()
+    doc = dict(man.raw, library_versions={"python": "9.9"})
+    doc["executable"] = Path(__file__).name
+    man = mf.parse(doc, FAKE_MANIFEST)
+    results = results_by_name(
+        conformance.check_prototype(
+            man, "tcp", only=["library-versions"], quick=True, duration_s=1.0,
+            work_dir=tmp_path / "work",
+        )
+    )  # fmt: skip
+    python = "{}.{}".format(*sys.version_info[:2])
+    assert results["library-versions"].violations == tuple(
+        f"stream: {proc}.meta.json: library_versions says python {python!r} but the manifest "
+        f"{FAKE_MANIFEST} says '9.9': the process ran with another version than declared"
+        for proc in ("client-0", "client-3", "server")
+    )
     assert our_children() == []
 
 
@@ -246,7 +346,7 @@ def test_ignoring_bad_arguments_is_reported_for_both_roles(tmp_path: Path) -> No
         conformance.check_prototype(
             stand_in(FAKE_CONFORMANCE_BREAK="ignore-bad-args"),
             "tcp",
-            only=["bad-flag", "unknown-workload"],
+            only=["bad-flag", "unknown-workload", "bad-param"],
             work_dir=tmp_path / "work",
         )
     )
@@ -270,6 +370,11 @@ def test_ignoring_bad_arguments_is_reported_for_both_roles(tmp_path: Path) -> No
         .violations[0]
         .startswith("server accepted -workload netstick-no-such-workload and started")
     )
+    assert (
+        results["bad-param"]
+        .violations[0]
+        .startswith("server accepted -workload stream -param size=17 and started")
+    )
     assert our_children() == []
 
 
@@ -288,8 +393,17 @@ def test_unmodified_fake_client_is_not_conformant(tmp_path: Path) -> None:
     man = mf.load(FAKE_MANIFEST)
     results = results_by_name(
         conformance.check_prototype(
-            man, "tcp", only=["server-lost"], work_dir=tmp_path / "work", duration_s=1.0
+            man,
+            "tcp",
+            only=["server-lost", "server-stop"],
+            work_dir=tmp_path / "work",
+            duration_s=1.0,
         )
+    )
+    assert (
+        results["server-stop"]
+        .violations[0]
+        .startswith("client exited with code 1 after its server stopped on SIGTERM, expected 5")
     )
     (violation, *rest) = results["server-lost"].violations
     assert violation.startswith(
@@ -329,7 +443,7 @@ def test_reference_tcp_quick_passes_via_cli(capsys: pytest.CaptureFixture[str]) 
     code = cli_main(["check-prototype", str(REFERENCE_MANIFEST), "--transport", "tcp", "--quick"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "11 passed, 0 failed, 1 skipped" in out
+    assert "15 passed, 0 failed, 1 skipped" in out
     assert time.monotonic() - t0 < 20
     assert our_children() == []
 

@@ -161,3 +161,25 @@ def test_cli_reads_artifact_json(
     assert code == 2
     err = capsys.readouterr().err
     assert "artifact.json" in err and "--step checklist" in err
+
+
+def test_runs_recorded_before_prototype_records_still_name_their_prototype(
+    tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]]
+) -> None:
+    """The fixture's meta.json files predate versions.prototypes: the prototype is the Go
+    reference its cells name, with the Go version and modules those runs recorded and no
+    executable hash (none was taken)."""
+    crate_dir = _write(tmp_path, campaign, html=True)
+    by_id = {e["@id"]: e for e in json.loads((crate_dir / "ro-crate-metadata.json").read_text())[
+        "@graph"
+    ]}  # fmt: skip
+    proto = by_id["#prototype-reference"]
+    assert proto["identifier"] == "prototypes/reference/prototype.yaml"
+    assert by_id[proto["programmingLanguage"]["@id"]]["name"] == "Go"
+    assert proto["runtimePlatform"] == "go1.26.8"
+    assert "sha256" not in proto and "no executable sha256" in proto["description"]
+    kcp = by_id["#library-github.com/xtaci/kcp-go/v5@v5.6.72"]
+    assert (
+        kcp["softwareVersion"] == "v5.6.72" and {"@id": kcp["@id"]} in proto["softwareRequirements"]
+    )
+    assert by_id["#netstick"]["hasPart"] == [{"@id": "#prototype-reference"}]

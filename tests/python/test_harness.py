@@ -75,7 +75,7 @@ def test_run_per_transport_family_in_namespaces(tmp_path: Path, transport: str) 
     assert meta["network_profile"]["name"] == "lan"
     for key in ("sandbox", "server_ready", "clients_connected", "measurement", "stop"):
         assert key in meta["phases_s"]
-    assert meta["versions"]["go_modules"]["github.com/quic-go/quic-go"]
+    assert meta["versions"]["prototypes"][0]["go_modules"]["github.com/quic-go/quic-go"]
     assert meta["commands"]["server"][0].endswith("netstick-ref")
     assert check_log_dir(out / "logs") == []
     assert (out / "monitor.csv").read_text().count("\n") > 3
@@ -171,6 +171,12 @@ def test_process_killed_mid_run_fails_the_run(tmp_path: Path, victim: str) -> No
     assert status["reason"] in {"client_exit", "server_exit"}
     if victim == "server":
         assert status["exit_codes"]["client-0"] == 5, "players exit 5 when the server is lost"
+        # The server's own exit is the cause, and stays on record.
+        assert status["exit_codes"]["server"] == -signal.SIGKILL
+        assert status["reason"] == "server_exit"
+        assert "server exited with code -9 (killed by SIGKILL) during the run" in status["detail"]
+    else:
+        assert status["exit_codes"]["client-0"] == -signal.SIGKILL
     assert (failed / "logs" / "client-0.rtt.csv").exists(), "the logs are kept for diagnosis"
     _no_leftovers(tmp_path)
 

@@ -128,6 +128,28 @@ def test_wrong_type_is_named_with_what_was_expected(tmp_path: Path) -> None:
     ]
 
 
+def test_reliable_ordered_is_declared_per_transport(tmp_path: Path) -> None:
+    """Order of the reliable channel is the library's property, declared in the manifest."""
+    man = mf.load(REFERENCE_MANIFEST)
+    assert {t.name: t.reliable_ordered for t in man.transports} == {
+        "tcp": True, "udp": False, "kcp": True, "enet": True, "quic": True, "ws": True,
+        "webrtc": True,
+    }  # fmt: skip
+    assert mf.load(FAKE_MANIFEST).transport("tcp").reliable_ordered is True
+
+    def undeclared(d: Doc) -> None:
+        del d["transports"][0]["reliable_ordered"]
+
+    assert load_variant(tmp_path, undeclared).transport("tcp").reliable_ordered is None
+
+    def words(d: Doc) -> None:
+        d["transports"][0]["reliable_ordered"] = "yes"
+
+    assert problems_of(tmp_path, words) == [
+        'key transports.0.reliable_ordered: expected true or false, found "yes" (a string)'
+    ]
+
+
 def test_unquoted_version_number_gets_a_hint(tmp_path: Path) -> None:
     def change(d: Doc) -> None:
         d["library_versions"]["libenet"] = 1.2
@@ -193,7 +215,7 @@ def test_bad_transport_entry_is_named(tmp_path: Path) -> None:
         'key transports.2.native_channels.0: expected one of reliable, unreliable, found "both" '
         "(a string)",
         "key transports.3.colour: unknown key; expected one of description, library, name, "
-        "native_channels, options, server_lost_s, version",
+        "native_channels, options, reliable_ordered, server_lost_s, version",
     ]
     problems = problems_of(tmp_path, lambda d: d["transports"][4].update(name="tcp"))
     assert problems == ["key transports.4.name: 'tcp' repeats an earlier transport"]

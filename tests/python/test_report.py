@@ -171,12 +171,33 @@ def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -
                 )
 
 
+def test_failed_runs_table_has_every_run_not_ok_with_its_cause(synthetic: dict[str, Path]) -> None:
+    doc = json.loads((synthetic["results"] / "figures" / "manifest.json").read_text())
+    table = pl.read_csv(synthetic["results"] / "figures" / doc["tables"]["failed"]["file"])
+    runs = pl.read_parquet(synthetic["results"] / "runs.parquet")
+    bad = runs.filter(pl.col("status") != "ok")
+    assert table["run"].to_list() == [f"{c}/{r}" for c, r in bad.select("cell_id", "run_id").rows()]
+    assert set(table["cause"]) == {
+        "on $PORT & ~/run: *all* `if` · panic: bad <frame> | chunk_id [3]"
+    }
+    assert set(table["exit_code"]) == {2} and set(table["attempts"]) == {3}
+    # Results written before the failure columns existed still give the table.
+    old = figdata.failed_table(runs.drop("exit_code", "stderr_tail", "failure_summary"))
+    assert old["cause"].to_list() == [""] * bad.height
+
+
 @needs_r
 def test_failed_runs_and_unsettled_runs_are_listed(rendered: dict[str, Path]) -> None:
-    words = rc.text(rendered["html"].read_text())
     runs = pl.read_csv(rendered["results"] / "runs.csv")
-    for r in runs.filter(pl.col("status") != "ok").iter_rows(named=True):
-        assert f"{r['cell_id']}/{r['run_id']}: {r['status']} {r['reason']}" in words
+    table = rc.tables(rendered["html"].read_text())["failed-and-missing-runs"]
+    failed = [[" ".join(cell.split()) for cell in row] for row in table]
+    assert failed[0] == ["run", "status", "reason", "exit code", "attempts", "cause"]
+    # The stderr lines reach the page as written, whatever Markdown would make of them.
+    assert failed[1:] == [
+        [f"{r['cell_id']}/{r['run_id']}", r["status"], r["reason"], str(r["exit_code"]),
+         str(r["attempts"]), figdata.CAUSE_SEPARATOR.join(json.loads(r["stderr_tail"]))]
+        for r in runs.filter(pl.col("status") != "ok").iter_rows(named=True)
+    ]  # fmt: skip
     warm = rc.tables(rendered["html"].read_text())["warm-up"]
     flagged = [row for row in warm[1:] if row[5]]
     assert [(row[0], row[5]) for row in flagged] == [

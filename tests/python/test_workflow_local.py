@@ -121,12 +121,26 @@ def test_run_failing_every_attempt_is_reported_and_report_still_built(tmp_path: 
     assert res.returncode == 0, out[-4000:]
     raw = tmp_path / "data" / "raw" / "wf-fail"
     [rec] = _records(raw)
-    assert rec["status"] == "failed" and rec["attempt"] == 2
-    assert len(rec["failed_attempts"]) == 2  # both attempts kept
+    # Exit code 2 (bad arguments) fails again with the same arguments: not retried although an
+    # attempt remained.
+    assert rec["status"] == "failed" and rec["attempt"] == 1 and rec["attempts_allowed"] == 2
+    assert (
+        rec["not_retried"]
+        == "server: exit code 2 (bad arguments) fails again with the same arguments"
+    )
+    assert len(rec["failed_attempts"]) == 1
+    # The cause is shown where users look: the report's table and the console summary.
     page = (tmp_path / "report" / "wf-fail" / "index.html").read_text()
-    assert f"{rec['cell_id']}/r1</code>: failed" in page
+    table = rc.tables(page)["failed-and-missing-runs"]
+    assert table[1] == [
+        f"{rec['cell_id']}/r1", "failed", "server_exit", "2", "1",
+        "fake: -transport: unknown transport",
+    ]  # fmt: skip
     assert "== campaign wf-fail: 0 of 1 runs ok, 1 failed, 0 not run ==" in out
-    assert f"FAILED {rec['cell_id']}/r1" in out
+    assert (
+        f"FAILED {rec['cell_id']}/r1: server_exit, exit code 2, 1 attempt (not retried): "
+        "fake: -transport: unknown transport"
+    ) in out
 
     # reset-failed lets the next start retry it; the old record and attempts stay on disk.
     reset = subprocess.run(
@@ -170,3 +184,23 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     plan = campaigns.plan(camp)
     assert {f"{r['cell_id']}/{r['run_id']}" for r in recs} == set(plan.by_key)
     assert not netns.leftovers(), "a namespace of the killed run was left behind"
+
+
+def test_prototype_built_by_its_manifest_then_measured_in_one_start(tmp_path: Path) -> None:
+    # The executable is missing; the manifest's build command makes it. One start of the
+    # workflow builds it and runs the campaign (not only the build: Snakemake would stop after a
+    # job that updates an input marked ancient()).
+    manifest = wr.fake_manifest(tmp_path / "proto")
+    text = manifest.read_text().replace(
+        "executable: fake_prototype.py", "executable: bin/fake_prototype.py"
+    )
+    manifest.write_text(
+        text + "build:\n  command: [sh, -c, 'mkdir -p bin && cp fake_prototype.py bin/']\n"
+    )
+    camp = wr.campaign_file(tmp_path, "wf-build", manifest, repetitions=1)
+    res = wr.run(tmp_path, camp)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-4000:]
+    assert (manifest.parent / "bin" / "fake_prototype.py").is_file()
+    [rec] = _records(tmp_path / "data" / "raw" / "wf-build")
+    assert rec["status"] == "ok"

@@ -4,6 +4,7 @@
     data/raw/<campaign>/<cell-id>/<run-id>/        the harness's run directory (only when ok)
     data/raw/<campaign>/<cell-id>/<run-id>.failed/ every failed attempt, kept (harness)
     data/raw/<campaign>/<cell-id>/<run-id>.json    the run's record: Snakemake's output
+    data/raw/<campaign>/<cell-id>/.<run-id>.tmp-<pid>/  a run in flight, written by process pid
 
 The workflow writes this layout; the statistics stage and the report read it. So that both read
 it alike, this module imports only the standard library and workflow.files, and every reader
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,11 @@ from workflow.files import REPO, read_json
 
 RAW = REPO / "data" / "raw"
 FAILED_SUFFIX = ".failed"
+WORK_MARK = ".tmp-"  # .<run-id>.tmp-<pid>: where the harness writes a run until it is complete
+CAUSE_LINES = 3  # stderr lines kept as a failure's cause: the error and what led to it
+STDERR_TAIL_BYTES = 64 * 1024  # a chatty prototype's stderr: its end holds the error
+_EXITED = re.compile(r"exited with code (-?\d+)")
+_STDERR_INTRO = re.compile(r";?\s*(?:[\w-]+ )?stderr:$")
 
 
 def campaign_dir(name: str, raw: Path = RAW) -> Path:
@@ -45,6 +52,17 @@ def record_of(out: Path) -> Path:
 def failed_dir(out: Path) -> Path:
     """Where the harness keeps the failed attempts of the run directory out."""
     return out.parent / f"{out.name}{FAILED_SUFFIX}"
+
+
+def work_dirs(out: Path) -> list[tuple[Path, int]]:
+    """The directories the harness is writing (or was writing, when it died) the run out into,
+    each with the pid of the process writing it, oldest name first."""
+    found = []
+    for path in sorted(out.parent.glob(f".{out.name}{WORK_MARK}*")):
+        pid = path.name.removeprefix(f".{out.name}{WORK_MARK}")
+        if pid.isdigit() and path.is_dir():
+            found.append((path, int(pid)))
+    return found
 
 
 def derive_cell_id(cell: Mapping[str, Any]) -> str:
@@ -104,6 +122,113 @@ def failed_attempts(out: Path) -> list[FailedAttempt]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a run failed, as a user needs it: the harness's reason, the process whose exit (or
+    silence) failed the run and its exit code, how many attempts were made, and that process's
+    last non-empty stderr lines (oldest first, at most CAUSE_LINES)."""
+
+    reason: str
+    process: str | None
+    exit_code: int | None
+    attempts: int
+    stderr: tuple[str, ...]
+    summary: str  # the first line of the harness's detail
+
+    @property
+    def cause(self) -> str:
+        """One line: the last stderr line, else what the harness saw."""
+        return self.stderr[-1] if self.stderr else self.summary
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "process": self.process,
+            "exit_code": self.exit_code,
+            "attempts": self.attempts,
+            "stderr": list(self.stderr),
+            "summary": self.summary,
+        }
+
+
+def last_lines(text: str, n: int = CAUSE_LINES) -> list[str]:
+    """The last n non-empty lines of text, stripped; a launcher's own lines (srun's) only where
+    the process wrote nothing else."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    own = [line for line in lines if not line.startswith("srun: ")]
+    return (own or lines)[-n:]
+
+
+def _stderr_tail(path: Path) -> str | None:
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - STDERR_TAIL_BYTES))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _stderr_in_detail(detail: str) -> str:
+    """The stderr tail the harness appends to a detail ("...stderr:" then the lines), without
+    the cleanup note it may add after it."""
+    _, sep, rest = detail.partition("stderr:\n")
+    kept = []
+    for line in rest.splitlines() if sep else []:
+        if line.startswith("cleanup: "):
+            break
+        if line != "(no output)":
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def failure_of(record: Mapping[str, Any] | None, failed: Sequence[FailedAttempt]) -> Failure | None:
+    """Why the run failed, from its record and the last failed attempt the harness kept (its
+    status.json, whose detail is never cut short, and the failing process's stderr log).
+
+    A run without a record (not run yet, or between retries) gets its last failed attempt's
+    cause; an ok run, or one with neither a failed record nor a failed attempt, gets None. A
+    failure of the harness itself (internal_error) has no process: its stderr lines are the end
+    of its traceback.
+    """
+    if (record is not None and record.get("status") == "ok") or (record is None and not failed):
+        return None
+    last = failed[-1] if failed else None
+    status = (last.status if last is not None else None) or {}
+    if record is not None and status.get("reason") != record.get("reason"):
+        # The final attempt left no directory (the harness refused to start it: run_busy); the
+        # kept one is an earlier attempt's, not the cause.
+        last, status = None, {}
+    source = status or record or {}
+    detail = str(source.get("detail") or "")
+    reason = str(source.get("reason") or "unknown")
+    # The first line without the announcement of the stderr lines that follow it.
+    summary = _STDERR_INTRO.sub("", detail.splitlines()[0]) if detail else ""
+    # The harness names the failing process first ("client-0 exited with code 4 ..."); a
+    # server that never got ready is named later in the sentence.
+    named = summary.split(" ", 1)[0]
+    process = named if re.fullmatch(r"server|client-\d+", named) else None
+    if process is None and reason == "not_ready":
+        process = "server"
+    text = None
+    if last is not None and process is not None:
+        text = _stderr_tail(last.path / f"{process}.stderr.log")
+    if text is None:
+        text = _stderr_in_detail(detail)
+    if not text.strip() and reason == "internal_error":
+        text = detail
+    exit_code = None
+    exited = _EXITED.search(summary)
+    if exited:
+        codes = status.get("exit_codes")
+        code = codes.get(process) if isinstance(codes, dict) else None
+        exit_code = code if isinstance(code, int) else int(exited.group(1))
+    attempts = len(failed)
+    if record is not None:
+        attempts = max(attempts, int(record.get("attempt") or 1))
+    return Failure(reason, process, exit_code, attempts, tuple(last_lines(text)), summary)
+
+
 class CellRun:
     """The ids of one run of one cell, read from its cell document (planned or found on disk)."""
 
@@ -145,6 +270,11 @@ class RawRun(CellRun):
     def status(self) -> str:
         """The record's status (ok or failed), or not_run without a record."""
         return "not_run" if self.record is None else str(self.record.get("status"))
+
+    @property
+    def failure(self) -> Failure | None:
+        """Why it failed (failure_of): for a run not run yet, its last failed attempt's."""
+        return failure_of(self.record, self.failed)
 
 
 def read_plan(raw_campaign: Path) -> dict[str, Any]:

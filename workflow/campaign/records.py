@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any
 
 from workflow.campaign import expand as campaigns
 from workflow.campaign import layout
-from workflow.campaign.layout import RAW, record_path, run_dir
+from workflow.campaign.layout import RAW, record_of, record_path, run_dir
 from workflow.files import read_json, write_json
 
 RECORD_SCHEMA = 1
@@ -53,6 +54,25 @@ def _job_info() -> dict[str, Any]:
     }
 
 
+# A prototype's exit code 2 means bad arguments (CONTRACT.md section 2): the next attempt would
+# get the same arguments. The reasons are the harness's for failures that do not depend on luck.
+NOT_RETRIED_EXIT_CODES = {2: "exit code 2 (bad arguments) fails again with the same arguments"}
+NOT_RETRIED_REASONS = {
+    "disk_full": "the disk is full; retrying cannot succeed until space is freed",
+    "pinning_error": "the CPUs to pin to are not available on this machine",
+}
+
+
+def not_retried_because(status: dict[str, Any] | None, reason: str | None) -> str | None:
+    """Why a failed attempt is final although attempts remain, or None (retry it)."""
+    if reason in NOT_RETRIED_REASONS:
+        return NOT_RETRIED_REASONS[reason]
+    for proc, code in sorted(((status or {}).get("exit_codes") or {}).items()):
+        if code in NOT_RETRIED_EXIT_CODES:
+            return f"{proc}: {NOT_RETRIED_EXIT_CODES[code]}"
+    return None
+
+
 def execute(
     run: campaigns.Run,
     campaign: str,
@@ -64,22 +84,75 @@ def execute(
     """Run one planned run through the harness and write its record when it is final.
 
     Returns (exit code for Snakemake, record or None): 0 with a record when the run is ok or
-    failed for the last time; 1 without a record while retries remain; 128+signal when
-    interrupted (no record: a restart runs it again).
+    failed for the last time (or failed in a way a retry cannot mend); 1 without a record while
+    retries remain; 128+signal when interrupted (no record: a restart runs it again).
     """
+    from workflow.harness import benchlock
     from workflow.harness import run as harness
 
     out = run_dir(campaign, run.cell_id, run.run_id, raw)
+    # Held from the run's start to its record (run_cell takes it again inside): a process left
+    # running this run by a killed Snakemake finishes, record included, before this one starts,
+    # so a stale process never overwrites a newer record.
+    try:
+        with benchlock.held(
+            benchlock.run_lock_path(out), f"run {run.key}", harness.lock_wait_s(run.cell)
+        ):
+            return _execute(run, campaign, out, attempt=attempt, attempts=attempts)
+    except benchlock.LockTimeout as exc:
+        print(f"{run.key}: {exc}", file=sys.stderr)
+        return 1, None
+
+
+def _execute(
+    run: campaigns.Run, campaign: str, out: Path, *, attempt: int, attempts: int
+) -> tuple[int, dict[str, Any] | None]:
+    from workflow.harness import run as harness
+
+    job = {**_job_info(), "attempt": attempt, "attempts_allowed": attempts}
     t0 = time.time()
-    outcome = harness.run_cell(run.cell, out, job=_job_info())
+    outcome = harness.run_cell(run.cell, out, job=job)
     wall_s = time.time() - t0
     if outcome.interrupted_by is not None:
         return 128 + outcome.interrupted_by, None
-    if outcome.status != "ok" and attempt < attempts:
+    status = read_json(outcome.path / "status.json")
+    final_why = None if outcome.status == "ok" else not_retried_because(status, outcome.reason)
+    if outcome.status != "ok" and attempt < attempts and final_why is None:
         return 1, None
-    status = read_json(out / "status.json") if outcome.status == "ok" else None
-    meta = read_json(out / "meta.json") if outcome.status == "ok" else None
-    record = {
+    record = build_record(
+        run, campaign, out, outcome, status, read_json(outcome.path / "meta.json")
+    )
+    if outcome.status != "ok":
+        # The attempt that failed is this one; a failed attempt's meta may be missing.
+        record.update(attempt=attempt, attempts_allowed=attempts, job=job)
+        record["harness_wall_s"] = round(wall_s, 3)
+        record["not_retried"] = final_why if attempt < attempts else None
+    try:
+        write_json(record_of(out), record)
+    except OSError as exc:
+        # A full disk: no record can be written, so Snakemake must not count the run as done.
+        why = f"{outcome.reason}: {outcome.detail}" if outcome.status != "ok" else "ok"
+        print(f"{run.key}: {why}; its record cannot be written: {exc}", file=sys.stderr)
+        return 1, None
+    return 0, record
+
+
+def build_record(
+    run: campaigns.Run,
+    campaign: str,
+    out: Path,
+    outcome: Any,
+    status: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The run's record from what its run directory holds. For an ok run it depends on nothing
+    else, so a resumed campaign that finds the run already complete writes the same record
+    byte for byte (the attempt and the job that measured it come from its meta.json)."""
+    ok = outcome.status == "ok"
+    meta = meta or {}
+    job = dict(meta.get("job") or {})
+    start_ns, end_ns = meta.get("start_unix_ns"), meta.get("end_unix_ns")
+    return {
         "record_schema": RECORD_SCHEMA,
         "campaign": campaign,
         "cell_id": run.cell_id,
@@ -87,22 +160,23 @@ def execute(
         "block": run.block,
         "run_order": run.cell.get("run_order"),
         "status": outcome.status,
-        "reason": outcome.reason,
-        "detail": outcome.detail[:2000],
-        "attempt": attempt,
-        "attempts_allowed": attempts,
-        "run_dir": run.run_id if outcome.status == "ok" else None,
+        "reason": None if ok else (status or {}).get("reason", outcome.reason),
+        "detail": "" if ok else str((status or {}).get("detail", outcome.detail))[:2000],
+        "attempt": job.pop("attempt", None),
+        "attempts_allowed": job.pop("attempts_allowed", None),
+        "run_dir": run.run_id if ok else None,
         "failed_attempts": failed_attempts(out),
         "window_s": float(run.cell["duration_s"]),
-        "harness_wall_s": round(wall_s, 3),
-        "overhead_s": (meta or {}).get("overhead_s"),
-        "start_unix_ns": (meta or {}).get("start_unix_ns"),
-        "end_unix_ns": (meta or {}).get("end_unix_ns"),
-        "job": _job_info(),
-        "counts": (status or {}).get("counts", {}),
+        "harness_wall_s": (
+            round((end_ns - start_ns) / 1e9, 3) if start_ns is not None and end_ns else None
+        ),
+        "overhead_s": meta.get("overhead_s") if ok else None,
+        "start_unix_ns": start_ns if ok else None,
+        "end_unix_ns": end_ns if ok else None,
+        "job": job,
+        "counts": (status or {}).get("counts", {}) if ok else {},
+        "not_retried": None,
     }
-    write_json(record_path(campaign, run.cell_id, run.run_id, raw), record)
-    return 0, record
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """`netstick campaign VERB`: plan a campaign, run one of its runs (what each Snakemake job does),
-summarise it, and let failed runs be retried. The parser is in main.py."""
+summarise it, show where its runs stand, and let failed runs be retried. The parser is in
+main.py."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 
@@ -60,7 +62,12 @@ def _run_one(args: argparse.Namespace, plan: campaigns.Plan) -> int:
         run, plan.name, attempt=args.attempt, attempts=args.attempts, raw=args.data_dir / "raw"
     )
     if record is None:
-        verdict = "interrupted" if code > 128 else f"failed (attempt {args.attempt}), will retry"
+        retry = "will retry" if args.attempt < args.attempts else "no record written"
+        verdict = (
+            "interrupted"
+            if code > 128
+            else f"failed (attempt {args.attempt} of {args.attempts}), {retry}"
+        )
         print(f"{args.key}: {verdict}", file=sys.stderr)
     else:
         print(f"{args.key}: {record['status']} {record.get('reason') or ''}".rstrip())
@@ -73,6 +80,17 @@ def _summary(args: argparse.Namespace, plan: campaigns.Plan) -> int:
     return 0 if doc["runs"]["failed"] == 0 and doc["runs"]["not_run"] == 0 else 1
 
 
+def _status(args: argparse.Namespace, plan: campaigns.Plan) -> int:
+    """Exit code 1 when a run failed for good, else 0 (runs not run yet or in flight are not
+    failures: the campaign may still be going)."""
+    doc = progress.status(plan, args.data_dir / "raw")
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print(progress.format_status(doc))
+    return 1 if doc["runs"]["failed"] else 0
+
+
 def _reset_failed(args: argparse.Namespace, plan: campaigns.Plan) -> int:
     moved = records.reset_failed(plan, args.data_dir / "raw")
     print(f"{len(moved)} failed run(s) will be retried at the next start")
@@ -82,4 +100,5 @@ def _reset_failed(args: argparse.Namespace, plan: campaigns.Plan) -> int:
 plan = _planned(_plan)
 run_one = _planned(_run_one)
 summary = _planned(_summary)
+status = _planned(_status)
 reset_failed = _planned(_reset_failed)

@@ -5,11 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from prototypes.contract.processes import Interrupted, interruptible
+
 
 def check_logs(args: argparse.Namespace) -> int:
+    from prototypes.contract import manifest
     from prototypes.contract.checklogs import check_log_dir
 
-    violations = check_log_dir(args.dir, max_per_file=args.max_per_file)
+    man = None
+    if args.manifest is not None:
+        try:
+            man = manifest.load(args.manifest)
+        except manifest.ManifestError as exc:
+            print(f"netstick check-logs: --manifest: {exc}", file=sys.stderr)
+            return 2
+    violations = check_log_dir(args.dir, max_per_file=args.max_per_file, manifest=man)
     for v in violations:
         print(v)
     if violations:
@@ -43,12 +53,18 @@ def check_prototype(args: argparse.Namespace) -> int:
     for transport in names or man.transport_names:
         work_dir = args.work_dir / transport if args.work_dir else None
         try:
-            results = conformance.check_prototype(
-                man, transport, quick=args.quick, work_dir=work_dir
-            )
+            # SIGTERM unwinds like SIGINT: the checker's cleanup stops the servers and players
+            # it started instead of leaving them to init.
+            with interruptible():
+                results = conformance.check_prototype(
+                    man, transport, quick=args.quick, work_dir=work_dir
+                )
         except conformance.ConformanceError as exc:
             print(f"netstick check-prototype: {exc}", file=sys.stderr)
             return 2
+        except Interrupted as stop:
+            print(f"netstick check-prototype: stopped by {stop}", file=sys.stderr)
+            return 128 + stop.signum
         print(conformance.format_table(man, transport, results) + "\n", flush=True)
         all_passed = all_passed and all(r.passed for r in results)
     return 0 if all_passed else 1

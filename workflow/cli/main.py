@@ -98,6 +98,11 @@ def _add_contract(sub: SubParsers) -> None:
     p.add_argument(
         "--max-per-file", type=int, default=50, help="violations shown per file (default 50)"
     )
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        help="the prototype's prototype.yaml: also compare its library_versions with the logs'",
+    )
 
     p = _command(
         sub,
@@ -127,7 +132,7 @@ def _add_runs(sub: SubParsers) -> None:
         sub,
         "campaign",
         "",
-        "campaigns: plan, run one run (a Snakemake job), summary, reset failed runs",
+        "campaigns: plan, run one run (a Snakemake job), summary, status, reset failed runs",
     )
     csub = p.add_subparsers(dest="campaign_cmd", required=True, metavar="VERB")
     q = _command(
@@ -147,6 +152,17 @@ def _add_runs(sub: SubParsers) -> None:
     )
     _campaign_args(q)
     q.add_argument("--report", type=Path, default=None, help="the campaign's report, if built")
+    q = _command(
+        csub,
+        "status",
+        "workflow.cli.campaign:status",
+        "where every run stands now: per cell ok, failed, not run, running, stale; each failed "
+        "run with its reason, exit code, attempts and last stderr lines (give the overrides the "
+        "campaign was started with). Exit code 1 when any run failed for good, 2 for an invalid "
+        "campaign, else 0 (runs still to come or in flight are not failures)",
+    )
+    _campaign_args(q)
+    q.add_argument("--json", action="store_true", help="the same as one JSON document")
     q = _command(
         csub,
         "reset-failed",
@@ -303,6 +319,14 @@ def _add_bench(sub: SubParsers) -> None:
         "the workflow's costs: the quick campaign's time outside windows, dry runs",
     )
     q.add_argument("--out", type=Path, default=bench / "campaign.json")
+
+    q = _command(
+        bsub,
+        "faults",
+        "workflow.cli.runs:bench_faults",
+        "a fault drill on short campaigns: statuses, orphans, runs lost or changed",
+    )
+    q.add_argument("--out", type=Path, default=bench / "faults.json")
 
     q = _command(
         bsub,

@@ -34,10 +34,8 @@ def run_cell(args: argparse.Namespace) -> int:
     if outcome.status == "ok":
         print(f"ok: {outcome.path}")
         return 0
-    print(
-        f"failed ({outcome.reason}): {outcome.detail}\nrecord kept in {outcome.path}",
-        file=sys.stderr,
-    )
+    kept = f"\nrecord kept in {outcome.path}" if outcome.path.exists() else ""
+    print(f"failed ({outcome.reason}): {outcome.detail}{kept}", file=sys.stderr)
     if outcome.interrupted_by is not None:
         return 128 + outcome.interrupted_by
     return 1
@@ -113,6 +111,15 @@ def bench_campaign(args: argparse.Namespace) -> int:
 
     doc = campaign.run(args.out, REPO)
     print(harness.summary(doc))
+    print(f"results in {args.out}")
+    return 0
+
+
+def bench_faults(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import faults, record
+
+    doc = faults.run(args.out, REPO)
+    print(record.targets_text(doc["targets"]))
     print(f"results in {args.out}")
     return 0
 

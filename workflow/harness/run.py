@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import itertools
 import json
 import os
@@ -21,7 +22,6 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -34,19 +34,23 @@ from prototypes.contract import lines
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.processes import (
     Child,
+    Interrupted,
+    interruptible,
     pick_free_port,
     signal_group,
+    signals_deferred,
     spawn,
     tail,
     terminate,
 )
-from workflow.files import REPO
+from workflow.files import REPO, write_json
+from workflow.harness import benchlock, placement, provenance
 from workflow.harness import pinning as pins
-from workflow.harness import placement, provenance
 
 META_SCHEMA = 1
 ISOLATED_PORT = 7777  # inside a run's own namespaces no other process can hold the port
 CLIENT_EXIT_SLACK_S = 20.0  # beyond the duration: drain, disconnect, flush
+MIN_LOCK_WAIT_S = 1800.0
 EXIT_STATUS_WAIT_S = 2.0  # a process whose stdout closed has exited or will within this
 GROUP_GONE_S = 5.0  # a killed process group's last zombies are reaped by init within this
 
@@ -59,14 +63,6 @@ class RunFailure(Exception):
         self.reason = reason
         self.detail = detail
         self.counts = counts
-
-
-class Interrupted(Exception):
-    """The harness received SIGINT or SIGTERM."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 @dataclass
@@ -95,6 +91,9 @@ class _Run:
     counts: dict[str, int] = field(default_factory=dict)
     exit_codes: dict[str, int | None] = field(default_factory=dict)
     where: placement.Placement | None = None  # how cleanup must stop the children
+    # The machine lock (benchlock): released after cleanup, when nothing of the run is left.
+    locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    manifest: Any = None  # the prototype's manifest, once loaded
     baseline: dict[str, Any] = field(default_factory=dict)
     host_start: tuple[float, Any] | None = None
 
@@ -105,27 +104,6 @@ class _Run:
             yield
         finally:
             self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - t0, 4)
-
-
-# -- signals ------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Turn SIGINT/SIGTERM into Interrupted so the run unwinds through its cleanup."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, _frame: object) -> None:
-        raise Interrupted(signum)
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -142,10 +120,38 @@ def run_cell(
     rewrites a finished run).
     """
     out = out.resolve()
+    try:
+        with benchlock.held(benchlock.run_lock_path(out), f"run {out}", lock_wait_s(cell)):
+            return _run_cell(cell, out, repo, job)
+    except benchlock.LockTimeout as exc:
+        # Another process runs this very run and did not finish in time: nothing was written.
+        return Outcome("failed", "run_busy", str(exc), out)
+
+
+def lock_wait_s(cell: dict[str, Any]) -> float:
+    """How long a run waits for a run in flight (benchlock): at least as long as a run of this
+    cell may take with every timeout used up, and never under half an hour (the one in flight
+    may be a longer cell)."""
+    bound_s = (
+        cell["ready_timeout_s"]
+        + cell["connect_timeout_s"]
+        + cell["duration_s"]
+        + CLIENT_EXIT_SLACK_S
+        + 4 * cell["stop_grace_s"]
+        + cell.get("baseline_s", 0)
+        + 120  # sandbox, monitors, log check, publishing
+    )
+    return max(MIN_LOCK_WAIT_S, bound_s)
+
+
+def _run_cell(cell: dict[str, Any], out: Path, repo: Path, job: dict[str, Any] | None) -> Outcome:
     done = _read_status(out)
     if done is not None and done.get("status") == "ok":
         return Outcome("ok", None, "already complete", out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    short = _space_problem(out.parent)
+    if short is not None:  # nothing started, nothing written
+        return Outcome("failed", "disk_full", short, out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "logs").mkdir(parents=True)
@@ -155,7 +161,7 @@ def run_cell(
     t_start = time.time_ns()
     status: dict[str, Any] = {"status": "ok", "reason": None, "detail": "", "counts": {}}
     interrupted: int | None = None
-    with _interruptible():
+    with interruptible():
         try:
             _execute(run, repo)
         except RunFailure as f:
@@ -163,17 +169,24 @@ def run_cell(
         except Interrupted as i:
             interrupted = i.signum
             status.update(status="failed", reason="interrupted", detail=f"harness got {i}")
+        except OSError as exc:
+            if not _is_disk_full(exc):
+                raise
+            status.update(status="failed", reason="disk_full", detail=_disk_full_detail(exc, tmp))
         except Exception as exc:  # a harness bug must still leave a record and no orphans
             detail = "".join(traceback.format_exception(exc)).rstrip()
             status.update(status="failed", reason="internal_error", detail=detail)
         finally:
+            _record_exits(run)
             leftovers = _cleanup(run)
+            run.locks.close()
         if leftovers and status["status"] == "ok":
             status.update(status="failed", reason="cleanup_error", detail="; ".join(leftovers))
         elif leftovers:
             status["detail"] += "\ncleanup: " + "; ".join(leftovers)
         if status["status"] == "ok":
-            violations = [str(v) for v in check_log_dir(tmp / "logs")]
+            # With the manifest: the library versions the processes recorded must be its own.
+            violations = [str(v) for v in check_log_dir(tmp / "logs", manifest=run.manifest)]
             if violations:
                 status.update(
                     status="failed",
@@ -192,10 +205,69 @@ def run_cell(
             # stop, collect and the log check.
             overhead_s=round((t_end - t_start) / 1e9 - cell["duration_s"], 4),
         )
-        _write_json(tmp / "meta.json", _meta(run, repo))
-        _write_json(tmp / "status.json", status)
-        final = _publish(tmp, out, ok=status["status"] == "ok")
+        if status["status"] != "ok" and status["reason"] != "disk_full":
+            # A prototype that could not write its logs (exit 6) on a full disk, a harness write
+            # that failed: the cause is the disk, whatever failed first.
+            short = _space_problem(out.parent)
+            if short is not None:
+                status.update(reason="disk_full", detail=f"{short}\n{status['detail']}")
+        try:
+            write_json(tmp / "meta.json", _meta(run, repo))
+            write_json(tmp / "status.json", status)
+            final = _publish(tmp, out, ok=status["status"] == "ok")
+        except OSError as exc:
+            if not _is_disk_full(exc):
+                raise
+            status.update(status="failed", reason="disk_full", detail=_disk_full_detail(exc, tmp))
+            final = _discard_on_full_disk(tmp, out, status)
     return Outcome(status["status"], status["reason"], status["detail"], final, interrupted)
+
+
+# A run writes logs, monitor samples and metadata: below this much free space a run cannot be
+# trusted to finish writing, so none starts (a full disk otherwise burns every attempt).
+MIN_FREE_BYTES = 16 * 1024 * 1024
+
+
+def _space_problem(where: Path) -> str | None:
+    """Why a run cannot be written under where (too little free space), or None."""
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        return None
+    if free >= MIN_FREE_BYTES:
+        return None
+    return (
+        f"disk full: {where} has {free // 1024} KiB free; a run needs at least "
+        f"{MIN_FREE_BYTES // (1024 * 1024)} MiB (free space, then resume the campaign)"
+    )
+
+
+def _is_disk_full(exc: OSError) -> bool:
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _disk_full_detail(exc: OSError, tmp: Path) -> str:
+    # A failed write() names no file; the open() that failed does.
+    where = exc.filename or f"the run's files in {tmp}"
+    return f"disk full: {exc.strerror} writing {where}; {_space_problem(tmp.parent) or ''}".rstrip(
+        "; "
+    )
+
+
+def _discard_on_full_disk(tmp: Path, out: Path, status: dict[str, Any]) -> Path:
+    """The attempt could not be written completely: remove its partial files (freeing the space
+    they took) and keep its status alone as the failed attempt, when even that fits."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    dest = _attempt_dir(_failed_dir(out))
+    try:
+        dest.mkdir(parents=True)
+        write_json(dest / "status.json", status)
+    except OSError:
+        shutil.rmtree(dest, ignore_errors=True)
+        with contextlib.suppress(OSError):  # only if no earlier attempt is kept there
+            dest.parent.rmdir()
+        return out
+    return dest
 
 
 def _read_status(out: Path) -> dict[str, Any] | None:
@@ -213,23 +285,33 @@ def _publish(tmp: Path, out: Path, ok: bool) -> Path:
             _set_aside(out)
         os.rename(tmp, out)
         return out
-    failed = out.parent / f"{out.name}.failed"
+    failed = _failed_dir(out)
     failed.mkdir(exist_ok=True)
-    dest = failed / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    dest = _attempt_dir(failed)
     os.rename(tmp, dest)
     return dest
 
 
+def _attempt_dir(failed: Path) -> Path:
+    """A new name for a failed attempt: the time and pid, plus a count when one process keeps
+    two attempts within a second."""
+    base = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    dest, n = failed / base, 1
+    while dest.exists():
+        n += 1
+        dest = failed / f"{base}-{n}"
+    return dest
+
+
+def _failed_dir(out: Path) -> Path:
+    # The layout's name for failed attempts (workflow.campaign.layout reads it).
+    return out.parent / f"{out.name}.failed"
+
+
 def _set_aside(out: Path) -> None:
-    failed = out.parent / f"{out.name}.failed"
+    failed = _failed_dir(out)
     failed.mkdir(exist_ok=True)
     os.rename(out, failed / f"{time.strftime('%Y%m%dT%H%M%S')}-stale")
-
-
-def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
 
 
 # -- phases ---------------------------------------------------------------------------------------
@@ -245,11 +327,25 @@ def _execute(run: _Run, repo: Path) -> None:
     if not proto_path.is_absolute():
         proto_path = repo / proto_path
     man = manifests.load(proto_path)
+    run.manifest = man
     profile_name, profile = profiles.resolve(cell["network_profile"])
     needs_emu = profiles.needs_emulator(profile)
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
     where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu, sandbox)
+    if where.kind == "local":
+        # One measurement at a time on this machine, whoever started it (benchlock).
+        try:
+            waited_s = run.locks.enter_context(
+                benchlock.held(
+                    benchlock.machine_lock_path(),
+                    f"run {cell['cell_id']}/{cell.get('run_id', '')}",
+                    lock_wait_s(cell),
+                )
+            )
+        except benchlock.LockTimeout as exc:
+            raise RunFailure("machine_busy", str(exc)) from None
+        run.meta["machine_lock_wait_s"] = round(waited_s, 3)
     try:
         pinning = pins.check(cell.get("cpu_pinning"), where.kind)
     except pins.PinningError as exc:
@@ -273,10 +369,15 @@ def _execute(run: _Run, repo: Path) -> None:
                 needs_emu and not profile.get("force_emulator") and sandbox.kernel_has_netem()
             )
             run.meta["impairment"] = "netem" if use_netem else "netemu" if needs_emu else "none"
-            run.sandbox = sandbox.Sandbox(
+            box = sandbox.Sandbox(
                 f"{cell['cell_id']}/{cell['run_id']}", emulator=needs_emu and not use_netem
             )
-            run.sandbox.__enter__()
+            try:
+                box.open()
+            except sandbox.SandboxError as exc:
+                # A failure to set up the network, not a harness bug: no traceback.
+                raise RunFailure("sandbox_error", str(exc)) from None
+            run.sandbox = box
             if use_netem:
                 sb = run.sandbox
                 commands = profiles.netem_commands(profile, sb.client_iface, sb.server_iface)
@@ -307,19 +408,22 @@ def _execute(run: _Run, repo: Path) -> None:
     server_argv = manifests.server_argv(man, cell, host=host_bind, port=port, log_dir=logs)
     client_argvs = manifests.client_argvs(man, cell, host=host_connect, port=port, log_dir=logs)
     run.meta["commands"] = {"server": server_argv, "clients": client_argvs}
+    # Hashed before anything starts: the files that run, not what the checkout holds later.
+    run.meta["prototypes"] = [provenance.prototype_record(man, repo, server_argv)]
     run.counts["client_processes"] = len(client_argvs)
     run.counts["players_expected"] = cell["players"]
 
     with run.phase("server_ready"):
         env = manifests.process_env(man, os.environ)
-        server = spawn(
-            "server",
-            _prefixed(run, where, "server", 0, "server") + server_argv,
-            run.tmp,
-            env=env,
-            cpus=pinning.get("server"),
-        )
-        run.children.append(server)
+        with signals_deferred():  # a stop between the two would orphan the server
+            server = spawn(
+                "server",
+                _prefixed(run, where, "server", 0, "server") + server_argv,
+                run.tmp,
+                env=env,
+                cpus=pinning.get("server"),
+            )
+            run.children.append(server)
         pins.record(run.meta, server, pinning.get("server"))
         if _wait_ready(server, cell["ready_timeout_s"]) is None:
             code = server.popen.poll()
@@ -343,8 +447,9 @@ def _execute(run: _Run, repo: Path) -> None:
         for k, argv in enumerate(client_argvs):
             name = f"client-{_first_player(argv)}"
             prefix = _prefixed(run, where, "client", k, name)
-            child = spawn(name, prefix + argv, run.tmp, env=env, cpus=pinning.get("clients"))
-            run.children.append(child)
+            with signals_deferred():
+                child = spawn(name, prefix + argv, run.tmp, env=env, cpus=pinning.get("clients"))
+                run.children.append(child)
             pins.record(run.meta, child, pinning.get("clients"))
             clients.append(child)
             pids[name] = child.popen.pid
@@ -367,9 +472,21 @@ def _execute(run: _Run, repo: Path) -> None:
                 ) from None
             run.exit_codes[child.name] = code
             if code != 0:
+                server_code = server.popen.poll()
+                if server_code is not None:
+                    # The server died first (a crash, the OOM killer): its exit is the cause, the
+                    # client's "server lost" only the consequence.
+                    run.exit_codes["server"] = server_code
+                    raise RunFailure(
+                        "server_exit",
+                        f"server exited with code {describe_exit(server_code)} during the run; "
+                        f"{child.name} then exited with code {code}"
+                        f"{' (server lost)' if code == 5 else ''}; server "
+                        f"stderr:\n{tail(server.stderr_path)}",
+                    )
                 raise RunFailure(
                     "client_exit",
-                    f"{child.name} exited with code {code}"
+                    f"{child.name} exited with code {describe_exit(code)}"
                     f"{' (server lost)' if code == 5 else ''}; stderr:\n{tail(child.stderr_path)}",
                 )
     run.meta["window_end_unix_ns"] = time.time_ns()
@@ -379,7 +496,7 @@ def _execute(run: _Run, repo: Path) -> None:
             run.exit_codes["server"] = server.popen.returncode
             raise RunFailure(
                 "server_exit",
-                f"server exited with code {server.popen.returncode} during the run; "
+                f"server exited with code {describe_exit(server.popen.returncode)} during the run; "
                 f"stderr:\n{tail(server.stderr_path)}",
             )
         code = _stop(server, where, cell["stop_grace_s"])
@@ -469,6 +586,25 @@ def _stop(child: Child, where: placement.Placement | None, grace_s: float) -> in
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.popen.wait(timeout=grace_s)
     return child.popen.wait()
+
+
+def describe_exit(code: int) -> str:
+    """An exit code as a user reads it: -9 is "-9 (killed by SIGKILL)"."""
+    if code < 0:
+        try:
+            return f"{code} (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return str(code)
+    return str(code)
+
+
+def _record_exits(run: _Run) -> None:
+    """The exit codes of processes that ended on their own before cleanup stops the rest: a
+    process that died mid-run leaves its trace even when another one's failure ended the run."""
+    for child in run.children:
+        code = child.popen.poll()
+        if code is not None and child.name not in run.exit_codes:
+            run.exit_codes[child.name] = code
 
 
 def _first_player(argv: list[str]) -> str:
@@ -598,7 +734,7 @@ def _cleanup(run: _Run) -> list[str]:
                 "sampler_cpu_s": cost.thread_cpu_s,
                 "sampler_wall_s": cost.wall_s,
             }
-        except RuntimeError as exc:
+        except (RuntimeError, OSError) as exc:  # a full disk fails its last write
             problems.append(f"sampler: {exc}")
     if run.net is not None:
         with contextlib.suppress(Exception):
@@ -669,6 +805,7 @@ def _group_alive(pgid: int, wait_s: float = 0.0) -> bool:
 
 def _meta(run: _Run, repo: Path) -> dict[str, Any]:
     cell = run.cell
+    started = run.meta.pop("prototypes", [])  # kept under versions, with what the logs report
     return {
         "schema": META_SCHEMA,
         "campaign": cell.get("campaign"),
@@ -676,6 +813,6 @@ def _meta(run: _Run, repo: Path) -> dict[str, Any]:
         "run_id": cell.get("run_id"),
         "seed": cell.get("seed"),
         "cell": cell,
-        "versions": provenance.collect_run(repo),
+        "versions": provenance.collect_run(repo, started, run.tmp / "logs"),
         **run.meta,
     }

@@ -8,10 +8,12 @@ from collections.abc import Collection
 from pathlib import Path
 
 from prototypes.contract.conformance.scenarios import (
+    RUN_CHECKS,
     scenario_bad_args,
     scenario_no_server,
     scenario_run,
     scenario_server_lost,
+    scenario_server_stop,
     scenario_sigterm_client,
 )
 from prototypes.contract.conformance.session import (
@@ -80,12 +82,12 @@ def check_prototype(
         for scenario in scenarios:
             if scenario == "run":
                 for w in workloads:
-                    if f"run-{w}" in wanted or any(
-                        c in wanted for c in ("rtt-kinds", "probes-events")
-                    ):
+                    if f"run-{w}" in wanted or any(c in wanted for c in RUN_CHECKS):
                         scenario_run(s, w)
             elif scenario == "sigterm-client":
                 scenario_sigterm_client(s)
+            elif scenario == "server-stop":
+                scenario_server_stop(s)
             elif scenario == "server-lost":
                 scenario_server_lost(s)
             elif scenario == "bad-args":

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from prototypes.contract import lines
+from prototypes.contract.checklogs import check_library_versions
 from prototypes.contract.conformance.session import (
     BAD_ARGS_WAIT_S,
     BAD_FLAG,
@@ -42,6 +43,7 @@ from prototypes.contract.conformance.session import (
 from prototypes.contract.logs import read_events_csv, read_rtt_csv
 from prototypes.contract.manifest import (
     client_argvs,
+    contract_workloads,
     server_argv,
 )
 from prototypes.contract.processes import (
@@ -50,6 +52,11 @@ from prototypes.contract.processes import (
     pick_free_port,
     signal_group,
 )
+
+# Checks fed by the runs' logs besides run-<workload> itself.
+RUN_CHECKS = ("rtt-kinds", "probes-events", "player-events", "library-versions")
+# A probe is at least 18 bytes (CONTRACT.md 3.2): a smaller size is a bad parameter.
+BAD_PROBE_SIZE = "17"
 
 # -- scenarios --------------------------------------------------------------------------------
 
@@ -63,7 +70,7 @@ def scenario_run(s: Session, workload: str) -> None:
     server = start_server(s, run_dir, port, workload, params)
     if server is None:
         s.fail(check, "not run: the server did not become ready (see ready-line)")
-        for c in ("rtt-kinds", "probes-events"):
+        for c in RUN_CHECKS:
             s.skip(c, "the server did not become ready")
         return
     cell = s.cell(workload, params=dict(params), players=RUN_PLAYERS, duration_s=s.duration_s)
@@ -109,6 +116,8 @@ def scenario_run(s: Session, workload: str) -> None:
         s.ok(check, f"{len(clients)} client processes exited 0, logs conform")
     _check_rtt_kinds(s, log_dir, workload, clients)
     _check_probes_events(s, log_dir, workload, clients)
+    _check_player_events(s, log_dir, workload, [c for c in clients if codes[c[0].name] == 0])
+    _check_library_versions(s, log_dir, workload)
 
 
 def _flag_int(argv: list[str], flag: str) -> int:
@@ -180,6 +189,40 @@ def _check_probes_events(s: Session, log_dir: Path, workload: str,
                 )
     if "probes-events" not in s.violations:
         s.ok("probes-events", "one per player and kind")
+
+
+def _check_player_events(s: Session, log_dir: Path, workload: str,
+                         clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
+    """Every player of a client that ran its course connected and loaded the world, once."""
+    for child, first, count in clients:
+        path = log_dir / f"{child.name}.events.csv"
+        try:
+            rows = read_events_csv(path)
+        except (OSError, ValueError) as exc:
+            s.fail("player-events", f"{workload}: cannot read {path.name}: {exc}")
+            continue
+        for event in ("connect", "world_loaded"):
+            have = {int(r["player"]) for r in rows if r["event"] == event and r["player"].isdigit()}
+            missing = [p for p in range(first, first + count) if p not in have]
+            if missing:
+                s.fail(
+                    "player-events",
+                    f"{workload}: {path.name} has no {event} event for player(s) "
+                    f"{_players_text(missing)}; every connected player logs one, whatever the "
+                    "workload (world_loaded with objects=0 for an empty world)",
+                )
+    if "player-events" not in s.violations:
+        s.ok("player-events", "connect and world_loaded for every player")
+
+
+def _check_library_versions(s: Session, log_dir: Path, workload: str) -> None:
+    for v in check_library_versions(log_dir, s.man):
+        s.fail("library-versions", f"{workload}: {v}")
+    if "library-versions" not in s.violations:
+        s.ok(
+            "library-versions",
+            f"every process records the manifest's {len(s.man.library_versions)} libraries",
+        )
 
 
 def scenario_sigterm_client(s: Session) -> None:
@@ -305,6 +348,58 @@ def scenario_server_lost(s: Session) -> None:
         s.fail(check, f"after SIGKILL of the server: {v}")
 
 
+def scenario_server_stop(s: Session) -> None:
+    """A server stopped by SIGTERM during a client's run closes its connections: the client
+    sees a lost server (exit 5, server_lost), not a finished run."""
+    check = "server-stop"
+    run_dir = s.work_dir / check
+    log_dir = run_dir / "logs"
+    port = pick_free_port()
+    server = start_server(s, run_dir, port)
+    if server is None:
+        s.skip(check, "the server did not become ready (see ready-line)")
+        return
+    (argv,) = client_argvs(
+        s.man, s.cell("idle", players=2, duration_s=60), host=LOOPBACK, port=port, log_dir=log_dir
+    )
+    client = s.spawn("client-0", argv, run_dir)
+    connected, problems = await_connected(client, 2, 0)
+    if not connected:
+        for p in problems:
+            s.fail(check, f"not run: {p}")
+        stop_server(s, server, run_dir)
+        return
+    time.sleep(SETTLE_S / 2)
+    stop_server(s, server, run_dir)
+    limit_s = s.man.transport(s.transport).server_lost_s
+    code, waited = wait_exit(client, limit_s + EXIT_SLACK_S)
+    if code is None:
+        s.fail(
+            check,
+            f"client still running {limit_s + EXIT_SLACK_S:g} s after its server stopped on "
+            f"SIGTERM (manifest server_lost_s {limit_s:g} + {EXIT_SLACK_S:g} s); expected "
+            "exit code 5: a stopping server closes its connections",
+        )
+        signal_group(client, signal.SIGKILL)
+        client.popen.wait(timeout=5)
+    elif code != 5:
+        s.fail(
+            check,
+            f"client {code_text(code)} after its server stopped on SIGTERM, expected 5 (the "
+            f"server left during the run); stderr: {stderr_tail(client, 3)}",
+        )
+    else:
+        s.ok(check, f"client exited 5 {waited:.2f} s after the server's SIGTERM")
+    for p in meta_problems(log_dir, "client-0", code):
+        s.fail(check, p)
+    events = log_dir / "client-0.events.csv"
+    with contextlib.suppress(OSError, ValueError):
+        if code == 5 and not any(r["event"] == "server_lost" for r in read_events_csv(events)):
+            s.fail(check, f"{events.name} has no server_lost event after the server stopped")
+    for v in log_violations(log_dir, "client-"):
+        s.fail(check, f"after the server's SIGTERM: {v}")
+
+
 def _expect_usage_error(s: Session, check: str, role: str, argv: list[str], run_dir: Path,
                         named: tuple[str, ...], what: str) -> None:  # fmt: skip
     """The process must exit 2 at once, name the culprit on stderr and print nothing."""
@@ -348,15 +443,28 @@ def _expect_usage_error(s: Session, check: str, role: str, argv: list[str], run_
 def scenario_bad_args(s: Session) -> None:
     base = s.work_dir / "bad-args"
     workload = s.man.workloads[0]
+    cases = [
+        ("bad-flag", s.cell(workload), [BAD_FLAG, "1"], (BAD_FLAG, BAD_FLAG[1:]),
+         f"the unknown flag {BAD_FLAG}"),
+        ("unknown-workload", s.cell(BAD_WORKLOAD), [], (BAD_WORKLOAD,),
+         f"-workload {BAD_WORKLOAD}"),
+    ]  # fmt: skip
+    # A workload of the contract that the manifest does not list is refused like an unknown one.
+    missing = [w for w in contract_workloads() if w not in s.man.workloads]
+    if missing:
+        cases.append(("unknown-workload", s.cell(missing[0]), [], (missing[0],),
+                      f"-workload {missing[0]} (not in the manifest's workloads)"))  # fmt: skip
+    sized = [w for w in ("stream", "pingpong") if w in s.man.workloads]
+    if sized:
+        cases.append(("bad-param", s.cell(sized[0], params={"size": BAD_PROBE_SIZE}), [],
+                      ("size",), f"-workload {sized[0]} -param size={BAD_PROBE_SIZE}"))  # fmt: skip
+    else:
+        s.skip("bad-param", "the manifest lists neither stream nor pingpong")
     for role in ("server", "client"):
         port = pick_free_port()  # nothing listens: a client that ignores the flag cannot connect
-        for check, cell, flag_args, named, what in (
-            ("bad-flag", s.cell(workload), [BAD_FLAG, "1"], (BAD_FLAG, BAD_FLAG[1:]),
-             f"the unknown flag {BAD_FLAG}"),
-            ("unknown-workload", s.cell(BAD_WORKLOAD), [], (BAD_WORKLOAD,),
-             f"-workload {BAD_WORKLOAD}"),
-        ):  # fmt: skip
-            run_dir = base / f"{check}-{role}"
+        for check, template, flag_args, named, what in cases:
+            cell = dict(template)
+            run_dir = base / f"{check}-{role}-{cell['workload']}"
             log_dir = run_dir / "logs"
             if role == "server":
                 cell["extra_server_flags"] = flag_args

@@ -28,6 +28,7 @@ from prototypes.contract.processes import (
     LOOPBACK,
     Child,
     signal_group,
+    signals_deferred,
     spawn,
     tail,
 )
@@ -40,10 +41,14 @@ CHECKS: dict[str, str] = {
     "run-idle": "idle workload, 5 players in 2 client processes: exit 0, CONNECTED, check-logs",
     "rtt-kinds": "rtt.csv has rows of kinds net and app for every player",
     "probes-events": "a probes event per player and kind (net, app) at exit",
+    "player-events": "a connect and a world_loaded event per player, whatever the workload",
+    "library-versions": "every process records the manifest's library_versions, same versions",
     "sigterm-server": "SIGTERM: server exits 0 within 2 s, meta.json exited, whole lines",
     "sigterm-client": "SIGTERM: client exits 0 within 2 s, meta.json exited, whole lines",
+    "server-stop": "server SIGTERMed mid-run: its client exits 5 with a server_lost event",
     "bad-flag": "unknown flag: exit 2, flag named on stderr, nothing on stdout",
-    "unknown-workload": "unknown workload: exit 2, workload named on stderr, nothing on stdout",
+    "unknown-workload": "unknown or unimplemented workload: exit 2, named on stderr, no stdout",
+    "bad-param": "probe size below 18 bytes: exit 2, parameter named on stderr, nothing on stdout",
     "no-server": "client without a server: exit 4 within -connect-timeout-s",
     "server-lost": "server SIGKILLed mid-run: client exits 5, logs hold whole lines",
 }
@@ -57,12 +62,16 @@ SCENARIO_OF = {
     "run-idle": "run",
     "rtt-kinds": "run",
     "probes-events": "run",
+    "player-events": "run",
+    "library-versions": "run",
+    "server-stop": "server-stop",
+    "bad-param": "bad-args",
     "bad-flag": "bad-args",
     "unknown-workload": "bad-args",
     "no-server": "no-server",
     "server-lost": "server-lost",
 }
-SCENARIOS = ("run", "sigterm-client", "server-lost", "bad-args", "no-server")
+SCENARIOS = ("run", "sigterm-client", "server-stop", "server-lost", "bad-args", "no-server")
 
 STOP_LIMIT_S = 2.0  # CONTRACT.md section 2: exit within 2 s of SIGTERM
 # Our own delay between the process exiting and wait() returning, on a busy 2-core machine.
@@ -162,8 +171,9 @@ class Session:
 
     def spawn(self, name: str, argv: list[str], run_dir: Path) -> Child:
         run_dir.mkdir(parents=True, exist_ok=True)
-        child = spawn(name, argv, run_dir, env=self.env)
-        self.children.append(child)
+        with signals_deferred():  # a stop between the two would orphan the child
+            child = spawn(name, argv, run_dir, env=self.env)
+            self.children.append(child)
         return child
 
     def kill_all(self) -> None:

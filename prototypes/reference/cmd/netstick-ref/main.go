@@ -218,8 +218,9 @@ func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]
 	}
 }
 
-// libraryVersions lists the Go toolchain, the transport libraries compiled in and,
-// for C libraries, what the transport reports itself.
+// libraryVersions lists the Go toolchain, the transport libraries compiled in, the C
+// library libenet as loaded, and what a transport reports itself (CONTRACT.md §3.1: every
+// name of the manifest's library_versions, with the version that really runs).
 func libraryVersions(tr transport.Transport) map[string]string {
 	out := map[string]string{}
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -231,6 +232,9 @@ func libraryVersions(tr transport.Transport) map[string]string {
 				}
 			}
 		}
+	}
+	if v, ok := linkedLibenet(); ok {
+		out["libenet"] = v
 	}
 	if v, ok := tr.(interface{ LibraryVersions() map[string]string }); ok {
 		for k, val := range v.LibraryVersions() {

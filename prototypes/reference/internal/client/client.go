@@ -141,6 +141,9 @@ func (c *Client) connect(ctx context.Context) error {
 	wg.Wait()
 	close(errs)
 	if err, failed := <-errs; failed {
+		if more := len(errs); more > 0 {
+			return fmt.Errorf("%w (and %d more of the %d players)", err, more, n)
+		}
 		return err
 	}
 	if ctx.Err() != nil {
@@ -156,7 +159,10 @@ func (c *Client) connectOne(ctx context.Context, p *player) error {
 	start := sched.Now()
 	fail := func(err error) error {
 		c.event(int64(p.id), "connect_failed", "", "error="+logs.Sanitize(err.Error()))
-		return fmt.Errorf("player %d: %w: %w", p.id, ErrConnectFailed, err)
+		// The one line a lost run leaves on stderr: which player, over which
+		// transport, and the budget it had (CONTRACT.md section 2, exit code 4).
+		return fmt.Errorf("player %d over %s: %w within -connect-timeout-s %s: %w",
+			p.id, c.tr.Name(), ErrConnectFailed, strconv.FormatFloat(c.cfg.ConnectTimeout.Seconds(), 'f', -1, 64), err)
 	}
 	conn, err := c.tr.Dial(ctx, c.cfg.Addr(), p)
 	if err != nil {
@@ -165,10 +171,16 @@ func (c *Client) connectOne(ctx context.Context, p *player) error {
 	p.conn = conn
 	p.helloMono = sched.Now()
 	hello := wire.AppendHello(nil, wire.Hello{Player: p.id, Schema: wire.SchemaVersion})
-	// The hello is repeated until the welcome arrives: on a transport without reliability
-	// (udp) either can be lost, and a real game client would retry too.
-	retry := time.NewTicker(helloRetry)
-	defer retry.Stop()
+	// The hello is repeated until the welcome arrives where either can be lost: on a
+	// transport without reliability (udp), as a real game client would retry. A reliable
+	// transport retransmits the hello itself; repeats would only queue behind it, and
+	// the server answers every hello it gets with the welcome and the whole world.
+	var retry <-chan time.Time
+	if !c.tr.Caps().NativeReliable {
+		t := time.NewTicker(helloRetry)
+		defer t.Stop()
+		retry = t.C
+	}
 	for {
 		if err := conn.Send(transport.Reliable, hello); err != nil {
 			return fail(fmt.Errorf("send hello: %w", err))
@@ -181,7 +193,7 @@ func (c *Client) connectOne(ctx context.Context, p *player) error {
 			c.event(int64(p.id), "connect", fmtMs(sched.Now()-start), "")
 			c.event(int64(p.id), "spawn", "", fmt.Sprintf("x=%g y=%g z=%g", wm.w.Spawn.X, wm.w.Spawn.Y, wm.w.Spawn.Z))
 			return nil
-		case <-retry.C:
+		case <-retry:
 		case <-ctx.Done():
 			return fail(fmt.Errorf("no welcome from the server: %w", ctx.Err()))
 		}

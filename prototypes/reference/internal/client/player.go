@@ -53,22 +53,27 @@ type player struct {
 	welcome   chan welcomeMsg
 	helloMono int64
 
-	mu           sync.Mutex
-	books        [2]probeBook // indexed by wire.ProbeKind
-	pos          wire.Vec3
-	yaw          float32
-	inputSeq     uint32
-	nextAction   uint32
-	actions      map[uint32]int64 // action id -> monotonic send time
-	worldChunks  uint32
-	worldGot     uint32
-	worldSeen    map[uint32]struct{} // chunk seqs received: a repeated welcome resends chunks
-	worldBytes   int64
-	worldBlocks  uint32
-	worldLoaded  bool
-	pingpongLeft int
-	libSeq       uint32
-	tooLarge     bool
+	mu          sync.Mutex
+	books       [2]probeBook // indexed by wire.ProbeKind
+	pos         wire.Vec3
+	yaw         float32
+	inputSeq    uint32
+	nextAction  uint32
+	actions     map[uint32]int64 // action id -> monotonic send time
+	worldChunks uint32
+	worldGot    uint32
+	worldSeen   map[uint32]struct{} // chunk seqs received: a repeated welcome resends chunks
+	worldBytes  int64
+	worldBlocks uint32
+	worldLoaded bool
+	libSeq      uint32
+	tooLarge    bool
+
+	// pingpong: probes still to send, and the one awaiting its echo (ppWaiting).
+	ppLeft     int
+	ppSeq      uint32
+	ppSentMono int64
+	ppWaiting  bool
 
 	// Decode buffers, used only by Received (never concurrent for one connection).
 	stateBuf  []wire.Transform
@@ -194,8 +199,9 @@ func (p *player) worldDone() {
 
 var msgPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// sendProbe sends one probe; lateNs < 0 marks an unscheduled send.
-func (p *player) sendProbe(kind wire.ProbeKind, ch transport.Channel, size int, lateNs int64) {
+// sendProbe sends one probe; lateNs < 0 marks an unscheduled send. A pingpong probe becomes
+// the one the player waits for before it is handed to the transport, which may echo it at once.
+func (p *player) sendProbe(kind wire.ProbeKind, ch transport.Channel, size int, lateNs int64, pingpong bool) {
 	bp := msgPool.Get().(*[]byte)
 	defer msgPool.Put(bp)
 	now := sched.Now()
@@ -205,6 +211,9 @@ func (p *player) sendProbe(kind wire.ProbeKind, ch transport.Channel, size int, 
 	b.next++
 	b.sent++
 	b.slots[seq%ringSize] = probeSlot{seq: seq, sentUnix: time.Now().UnixNano(), sentMono: now, lateNs: lateNs, used: true}
+	if pingpong {
+		p.ppSeq, p.ppSentMono, p.ppWaiting = seq, now, true
+	}
 	p.mu.Unlock()
 	*bp = wire.AppendProbe((*bp)[:0], wire.TProbe, wire.Probe{Kind: kind, Player: p.id, Seq: seq, SentMonoNs: now}, size)
 	if err := p.conn.Send(ch, *bp); err != nil {
@@ -234,16 +243,54 @@ func (p *player) echo(pr wire.Probe, ch transport.Channel, size int) {
 	slot.answered = true
 	b.echoed++
 	s := *slot
+	// Only the echo of the probe the player waits for sends the next one: an echo that comes
+	// after its probe was given up (pingpongNext) is logged but starts no second chain.
 	again := false
-	if p.c.cfg.Workload.Name == "pingpong" && pr.Kind == wire.ProbeNet && p.pingpongLeft > 0 {
-		p.pingpongLeft--
+	if pr.Kind == wire.ProbeNet && p.ppWaiting && pr.Seq == p.ppSeq {
+		p.ppWaiting = false
 		again = true
 	}
 	p.mu.Unlock()
 	p.c.rttRow(s.sentUnix, p.id, pr.Seq, now-pr.SentMonoNs, kindNames[pr.Kind], s.lateNs)
-	if again && !p.c.stopping.Load() {
-		p.sendProbe(wire.ProbeNet, ch, size, -1)
+	if again {
+		p.sendPingpong(ch, size)
 	}
+}
+
+// sendPingpong sends the next pingpong probe, if the player has any left.
+func (p *player) sendPingpong(ch transport.Channel, size int) {
+	if p.c.stopping.Load() {
+		return
+	}
+	p.mu.Lock()
+	left := p.ppLeft > 0
+	if left {
+		p.ppLeft--
+	}
+	p.mu.Unlock()
+	if left {
+		p.sendProbe(wire.ProbeNet, ch, size, -1, true)
+	}
+}
+
+// pingpongGiveUp ends the wait for an echo older than the loss timeout (CONTRACT.md §5,
+// pingpong): the probe counts as lost and the caller sends the next one. It reports whether it
+// gave up, and when to look again (0 once the player has nothing left to wait for).
+func (p *player) pingpongGiveUp(now int64) (gaveUp bool, next int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ppWaiting && now-p.ppSentMono >= probeTimeoutNs {
+		p.ppWaiting = false
+		gaveUp = true
+	}
+	switch {
+	case p.ppWaiting:
+		next = p.ppSentMono + probeTimeoutNs
+	case p.ppLeft > 0:
+		// The echo path is sending the next probe right now, or this call will.
+		next = now + probeTimeoutNs
+	}
+	return gaveUp, next
 }
 
 var kindNames = [2]string{"net", "app"}

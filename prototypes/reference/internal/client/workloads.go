@@ -18,7 +18,7 @@ type probeTask struct {
 }
 
 func (t *probeTask) Fire(due, now int64) (int64, bool) {
-	t.p.sendProbe(t.kind, t.ch, t.size, now-due)
+	t.p.sendProbe(t.kind, t.ch, t.size, now-due, false)
 	return nextDue(due, t.periodNs, now), true
 }
 
@@ -32,10 +32,30 @@ func nextDue(due, period, now int64) int64 {
 	return next
 }
 
-// oneShot runs fn once.
-type oneShot struct{ fn func() }
+// pingpongTask sends a player's first pingpong probe, then watches its chain: each echo sends
+// the next probe (player.echo), and a probe whose echo is still missing after the loss timeout
+// is given up here and the next one sent, so that a lost echo on the unreliable channel costs
+// one timeout instead of stopping the player.
+type pingpongTask struct {
+	p       *player
+	ch      transport.Channel
+	size    int
+	started bool
+}
 
-func (t oneShot) Fire(int64, int64) (int64, bool) { t.fn(); return 0, false }
+func (t *pingpongTask) Fire(_, now int64) (int64, bool) {
+	if !t.started {
+		t.started = true
+		t.p.sendPingpong(t.ch, t.size)
+		return now + probeTimeoutNs, true
+	}
+	gaveUp, next := t.p.pingpongGiveUp(now)
+	if gaveUp {
+		t.p.sendPingpong(t.ch, t.size)
+		next = now + probeTimeoutNs
+	}
+	return next, next != 0
+}
 
 // libTask samples the library's own RTT estimate at 2 Hz.
 type libTask struct {
@@ -143,9 +163,9 @@ func (c *Client) schedule(p *player, startNs int64) {
 		c.disp.Add(phase(period), &probeTask{p: p, kind: wire.ProbeNet, ch: w.Channel, size: w.Size, periodNs: period})
 	case "pingpong":
 		p.mu.Lock()
-		p.pingpongLeft = w.Count - 1
+		p.ppLeft = w.Count
 		p.mu.Unlock()
-		c.disp.Add(phase(100_000_000), oneShot{fn: func() { p.sendProbe(wire.ProbeNet, w.Channel, w.Size, -1) }})
+		c.disp.Add(phase(100_000_000), &pingpongTask{p: p, ch: w.Channel, size: w.Size})
 	case "wander":
 		c.disp.Add(phase(tick), &wanderTask{p: p, periodNs: tick, step: w.Speed / c.cfg.TickRateHz,
 			half: w.Area / 2, turnProb: 1 / c.cfg.TickRateHz})

@@ -71,3 +71,19 @@ func TestBadArgumentsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// CONTRACT.md §1: a flag of the other role is accepted and ignored (one argument list may
+// start both roles), and --flag is the same flag as -flag.
+func TestOtherRolesFlagsAndDoubleDash(t *testing.T) {
+	c, err := Parse(strings.Fields("-role server -log-dir x -players 5 -first-player 3 "+
+		"-probe-hz 0 -connect-timeout-s 2 --port 9000 --tick-rate=30"), "tcp", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Role != "server" || c.Port != 9000 || c.TickRateHz != 30 {
+		t.Fatalf("parsed %+v", c)
+	}
+	if _, err := Parse(strings.Fields("-role server -log-dir x --frobnicate 1"), "tcp", io.Discard); !errors.Is(err, ErrUsage) {
+		t.Fatalf("an unknown double-dash flag: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"netstick/prototypes/reference/internal/config"
 	"netstick/prototypes/reference/internal/logs"
+	"netstick/prototypes/reference/internal/sched"
 	"netstick/prototypes/reference/internal/transport"
 	"netstick/prototypes/reference/internal/wire"
 )
@@ -138,6 +139,44 @@ func TestEnvmodAcceleratesAndPlacesBlocks(t *testing.T) {
 	}
 	if s.envInterval < 16_666_667/1e9 || s.envInterval > 0.0167 {
 		t.Fatalf("interval %v: must shrink to one tick and stop there", s.envInterval)
+	}
+}
+
+// The geometry and timing CONTRACT.md §5 gives for envmod: step k fills layer y = 8 + k of a
+// square of side n = ceil(sqrt(blocks)) centred on the origin, block i at (i mod n - n/2,
+// i div n - n/2), type 1 + k mod 8; step 0 is due interval after the first join, step k
+// interval - k*interval_change after step k-1.
+func TestEnvmodGeometryAndTimingAreTheContracts(t *testing.T) {
+	s := newTestServer(t, "envmod", "blocks=10", "interval=0.5", "interval_change=0.1")
+	c := &fakeConn{}
+	s.Connected(c)
+	joined := sched.Now()
+	s.Received(c, transport.Reliable, wire.AppendHello(nil, wire.Hello{Player: 0, Schema: wire.SchemaVersion}))
+	if d := s.envNextNs - joined; d < 500_000_000 || d > 510_000_000 {
+		t.Fatalf("step 0 due %d ns after the join, want interval = 0.5 s", d)
+	}
+	var st tickState
+	due0 := s.envNextNs
+	s.tick(1, due0-1, 16_666_667, &st)
+	if s.world.Blocks() != 0 {
+		t.Fatal("a step ran before it was due")
+	}
+	s.tick(2, due0, 16_666_667, &st)
+	if s.envNextNs-due0 != 400_000_000 {
+		t.Fatalf("step 1 due %d ns after step 0, want interval - interval_change = 0.4 s", s.envNextNs-due0)
+	}
+	s.tick(3, s.envNextNs, 16_666_667, &st)
+	const n = 4 // ceil(sqrt(10))
+	for k := range 2 {
+		for i := range 10 {
+			p := wire.BlockPos{X: int32(i%n - n/2), Y: int32(8 + k), Z: int32(i/n - n/2)}
+			if got := s.world.Get(p); got != uint8(1+k%8) {
+				t.Fatalf("step %d block %d at %+v has type %d, want %d", k, i, p, got, 1+k%8)
+			}
+		}
+	}
+	if s.world.Blocks() != 20 {
+		t.Fatalf("%d blocks after 2 steps of 10", s.world.Blocks())
 	}
 }
 

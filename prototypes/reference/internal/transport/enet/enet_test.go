@@ -404,25 +404,39 @@ func (s *stall) Received(c transport.Conn, ch transport.Channel, msg []byte) {
 	s.echo.Received(c, ch, msg)
 }
 
+// A server that stops acknowledging right after the connect is noticed after
+// timeout_ms once the dial's connect budget is over (until then the client waits for
+// its first messages' acknowledgements: client.budgetTimeoutMS).
 func TestVanishedPeerTimesOut(t *testing.T) {
 	tr := newT(t, transport.Options{"timeout_ms": "500", "throttle": "false"})
 	srv := &stall{release: make(chan struct{})}
 	ln := listen(t, tr, srv)
 	defer close(srv.release) // before ln.Close (cleanup) runs
 	s := newSink()
-	c := dial(t, tr, ln.Addr(), s)
+	const budget = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	start := time.Now()
+	c, err := tr.Dial(ctx, ln.Addr(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	if err := c.Send(transport.Reliable, []byte("stall")); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	select {
 	case err := <-s.disc:
-		t.Logf("client gave up after %v: %v", time.Since(start), err)
+		took := time.Since(start)
+		t.Logf("client gave up after %v: %v", took, err)
 		if err == nil || !strings.Contains(err.Error(), "timed out") {
 			t.Fatalf("want a timeout error, got %v", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("client did not notice the silent server within 5 s (timeout_ms=500)")
+		if took < budget {
+			t.Fatalf("client gave up after %v, within its connect budget of %v", took, budget)
+		}
+	case <-time.After(budget + 5*time.Second):
+		t.Fatal("client did not notice the silent server within 5 s of its connect budget (timeout_ms=500)")
 	}
 }
 

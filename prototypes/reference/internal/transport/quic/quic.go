@@ -13,6 +13,10 @@
 //	idle_timeout_ms=N           QUIC max idle timeout in ms (default 5000); keep-alives
 //	                            are sent every N/3 ms so an idle player stays connected
 //
+// Connecting: the client's handshake may take all of Dial's budget (ctx's deadline):
+// quic-go's default handshake idle timeout of 5 s would otherwise end it earlier, with
+// no packet from the server since the first Initial (all of them lost on the way up).
+//
 // TLS: Listen generates a self-signed ECDSA P-256 certificate in memory; the client
 // skips verification. ALPN is "netstick". UDP socket buffers are raised to 4 MiB.
 package quic
@@ -126,6 +130,21 @@ func (t *Transport) config(server bool) *quicgo.Config {
 	}
 	return c
 }
+
+// dialConfig lets the handshake last until ctx's deadline, if that is later than
+// quic-go's default handshake idle timeout. quic-go also gives up when the handshake
+// has not completed within twice that timeout, which then lies beyond the deadline.
+func dialConfig(ctx context.Context, c *quicgo.Config) *quicgo.Config {
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); left > defaultHandshakeIdleTimeout {
+			c.HandshakeIdleTimeout = left
+		}
+	}
+	return c
+}
+
+// defaultHandshakeIdleTimeout is quic-go's default Config.HandshakeIdleTimeout.
+const defaultHandshakeIdleTimeout = 5 * time.Second
 
 // openUDP creates the socket quic-go runs on, with large kernel buffers.
 func openUDP(network string, laddr *net.UDPAddr) (*net.UDPConn, error) {
@@ -303,7 +322,7 @@ func (t *Transport) Dial(ctx context.Context, addr string, h transport.Handler) 
 		_ = udp.Close()
 	}
 	tlsConf := clientTLS()
-	qc, err := tr.Dial(ctx, raddr, tlsConf, t.config(false))
+	qc, err := tr.Dial(ctx, raddr, tlsConf, dialConfig(ctx, t.config(false)))
 	if err != nil {
 		cleanup()
 		return nil, fail(err)

@@ -1,0 +1,515 @@
+"""bench-faults: a drill that injects faults into short campaigns of the reference prototype and
+counts what held (data/bench/faults.json).
+
+Each fault is injected once into its own small campaign, in its own directory:
+
+- ``workflow_sigkill``: Snakemake killed with SIGKILL mid-run (an OOM kill, a lost SSH session)
+  while its job goes on; ``--unlock`` and a restart must wait for the orphaned run instead of
+  measuring beside it, and never let a stale process overwrite a record;
+- ``group_sigint``: SIGINT to Snakemake's whole process group, then a restart;
+- ``server_sigkill``: the server killed with SIGKILL inside the measurement window;
+- ``player_sigstop``: a player process stopped with SIGSTOP inside the window;
+- ``disk_full``: the data directory on a small tmpfs, full before a run and during one;
+- ``bad_defaults``: ``duration_s: "ten"`` and ``"10"`` in a campaign's defaults.
+
+Per fault the drill records the status it expected and the one it got, the processes and
+network namespaces left behind (orphans), and the finished runs lost or changed (their record
+and run directory hashed before the fault and after the recovery). The tests in
+tests/python/test_faults.py call the same functions and assert each outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import yaml
+
+from workflow.cli.bench import record
+from workflow.files import REPO
+from workflow.harness import netns
+
+REFERENCE = REPO / "prototypes" / "reference" / "prototype.yaml"
+NETSTICK = Path(sys.executable).with_name("netstick")
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+WAIT_S = 120.0  # the longest any step of the drill waits for a campaign to get somewhere
+
+
+@dataclass
+class FaultResult:
+    """What one injected fault did."""
+
+    fault: str
+    expected: str
+    observed: str
+    correct: bool
+    orphans: list[str] = field(default_factory=list)
+    runs_lost: int = 0
+    runs_changed: int = 0
+    seconds: float = 0.0
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def to_doc(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- the campaign under test ------------------------------------------------------------------
+
+
+def campaign_file(
+    root: Path, name: str, *, repetitions: int, duration_s: float, defaults: Any = None
+) -> Path:
+    """A one-cell campaign of the reference prototype over TCP, 2 idle players."""
+    doc = {
+        "name": name,
+        "description": f"fault drill: {name}",
+        "seed": 11,
+        "repetitions": repetitions,
+        "defaults": (
+            defaults
+            if defaults is not None
+            else {"duration_s": duration_s, "network_profile": "lan", "baseline_s": 0}
+        ),
+        "matrix": [
+            {
+                "name": "drill",
+                "prototypes": [
+                    {"name": "reference", "manifest": str(REFERENCE), "transports": ["tcp"]}
+                ],
+                "players": [2],
+                "workloads": [{"name": "idle"}],
+            }
+        ],
+    }
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _snakemake_argv(root: Path, campaign: Path, *extra: str) -> list[str]:
+    return [
+        str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-d", str(root / "work"), *extra,
+        "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
+        f"report_dir={root / 'report'}", "retries=0",
+    ]  # fmt: skip
+
+
+def _snakemake(root: Path, campaign: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    (root / "work").mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        _snakemake_argv(root, campaign, *extra),
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def _snakemake_popen(root: Path, campaign: Path) -> subprocess.Popen[str]:
+    (root / "work").mkdir(parents=True, exist_ok=True)
+    log = (root / "snakemake-1.log").open("w")
+    return subprocess.Popen(
+        _snakemake_argv(root, campaign),
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its own process group: the drill signals it alone
+    )  # fmt: skip
+
+
+def _run_one(root: Path, campaign: Path, key: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(NETSTICK), "campaign", "run-one", str(campaign), key,
+         "--data-dir", str(root / "data"), "--attempt", "1", "--attempts", "2"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def _raw(root: Path, campaign: Path) -> Path:
+    return root / "data" / "raw" / campaign.stem
+
+
+def _records(raw: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted(raw.glob("*/r*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            out[f"{path.parent.name}/{path.stem}"] = json.loads(path.read_text())
+    return out
+
+
+def _in_flight(raw: Path) -> list[Path]:
+    return sorted(raw.glob("*/.r*.tmp-*"))
+
+
+def _wait(what: str, done: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"fault drill: {what} did not happen within {timeout_s:g} s")
+        time.sleep(0.1)
+
+
+def _digest(path: Path) -> str:
+    """One hash of a file or of a directory's every file (names and bytes)."""
+    h = hashlib.sha256()
+    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for p in paths:
+        h.update(str(p.relative_to(path.parent)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def finished(raw: Path) -> dict[str, str]:
+    """The finished runs (record with status ok): run key -> hash of record and run directory."""
+    out = {}
+    for key, rec in _records(raw).items():
+        if rec.get("status") == "ok":
+            cell, run = key.split("/")
+            out[key] = _digest(raw / cell / f"{run}.json") + _digest(raw / cell / run)
+    return out
+
+
+def lost_and_changed(before: dict[str, str], after: dict[str, str]) -> tuple[int, int]:
+    lost = sum(1 for k in before if k not in after)
+    changed = sum(1 for k in before if k in after and after[k] != before[k])
+    return lost, changed
+
+
+def orphans(root: Path) -> list[str]:
+    """Processes of the drill's directory still alive, and sandboxes left behind."""
+    mine = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        alive = proc.info["status"] != psutil.STATUS_ZOMBIE
+        if str(root) in cmd and proc.info["pid"] not in mine and alive:
+            found.append(f"pid {proc.info['pid']}: {cmd[:160]}")
+    return found + _sandboxes_left(root)
+
+
+def _sandboxes_left(root: Path) -> list[str]:
+    """Network namespaces and links left by the drill's runs (named by their run's short id:
+    another program's sandboxes on this machine are not the drill's)."""
+    from workflow.harness import sandbox
+
+    # r1, r1.json, r1.failed, .r1.lock, .r1.tmp-<pid>: all of run r1.
+    shorts = {
+        sandbox.short_id(f"{cell.name}/{run.name.lstrip('.').split('.')[0]}")
+        for cell in root.rglob("data/raw/*/*")
+        if cell.is_dir()
+        for run in cell.iterdir()
+    }
+    return [name for name in netns.leftovers() if any(f"-{s}-" in name for s in shorts)]
+
+
+def windows_overlap(raw: Path) -> list[str]:
+    """Pairs of ok runs whose measurement windows overlapped (they shared the machine)."""
+    spans = []
+    for meta_path in sorted(raw.glob("*/r*/meta.json")):
+        meta = json.loads(meta_path.read_text())
+        start, end = meta.get("window_start_unix_ns"), meta.get("window_end_unix_ns")
+        if start and end:
+            spans.append((start, end, meta_path.parent.name))
+    spans.sort()
+    return [
+        f"{a[2]} and {b[2]} by {(a[1] - b[0]) / 1e9:.2f} s"
+        for a, b in itertools.pairwise(spans)
+        if b[0] < a[1]
+    ]
+
+
+def _processes(root: Path, marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if marker in cmd and any(str(root) in part for part in cmd):
+            found.append(proc)
+    return found
+
+
+# -- the faults -------------------------------------------------------------------------------
+
+
+def workflow_sigkill(root: Path) -> FaultResult:
+    """SIGKILL to Snakemake alone while a run is in flight; unlock and restart."""
+    t0 = time.monotonic()
+    camp = campaign_file(root, "drill-sigkill", repetitions=3, duration_s=3)
+    raw = _raw(root, camp)
+    proc = _snakemake_popen(root, camp)
+    _wait("a first record", lambda: len(_records(raw)) >= 1 or proc.poll() is not None)
+    _wait("a second run in flight", lambda: bool(_in_flight(raw)) or proc.poll() is not None)
+    before = finished(raw)
+    os.kill(proc.pid, signal.SIGKILL)  # Snakemake alone: its job goes on, orphaned
+    proc.wait(timeout=30)
+    orphaned_job = bool(_in_flight(raw))
+    unlock = _snakemake(root, camp, "--unlock")
+    res = _snakemake(root, camp)
+    (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
+    recs = _records(raw)
+    overlaps = windows_overlap(raw)
+    lost, changed = lost_and_changed(before, finished(raw))
+    ok = sum(1 for r in recs.values() if r.get("status") == "ok")
+    correct = unlock.returncode == 0 and res.returncode == 0 and ok == 3 and not overlaps
+    return FaultResult(
+        "workflow_sigkill",
+        expected="restart waits for the orphaned run: 3 of 3 ok, no overlapping windows",
+        observed=f"{ok} of 3 ok; overlapping windows: {overlaps or 'none'}; "
+        f"restart exit {res.returncode}",
+        correct=correct,
+        orphans=orphans(root),
+        runs_lost=lost,
+        runs_changed=changed,
+        seconds=round(time.monotonic() - t0, 1),
+        notes={"job_outlived_snakemake": orphaned_job},
+    )
+
+
+def group_sigint(root: Path) -> FaultResult:
+    """SIGINT to Snakemake's process group mid-run; restart."""
+    t0 = time.monotonic()
+    camp = campaign_file(root, "drill-sigint", repetitions=3, duration_s=3)
+    raw = _raw(root, camp)
+    proc = _snakemake_popen(root, camp)
+    _wait("a first record", lambda: len(_records(raw)) >= 1 or proc.poll() is not None)
+    _wait("a second run in flight", lambda: bool(_in_flight(raw)) or proc.poll() is not None)
+    before = finished(raw)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=60)
+    left_after_stop = orphans(root)
+    res = _snakemake(root, camp)
+    (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
+    recs = _records(raw)
+    ok = sum(1 for r in recs.values() if r.get("status") == "ok")
+    lost, changed = lost_and_changed(before, finished(raw))
+    return FaultResult(
+        "group_sigint",
+        expected="a clean stop, then the restart completes: 3 of 3 ok",
+        observed=f"{ok} of 3 ok after the restart (exit {res.returncode})",
+        correct=res.returncode == 0 and ok == 3 and not left_after_stop,
+        orphans=left_after_stop + orphans(root),
+        runs_lost=lost,
+        runs_changed=changed,
+        seconds=round(time.monotonic() - t0, 1),
+    )
+
+
+def _signal_in_window(root: Path, name: str, marker: str, sig: int) -> tuple[dict[str, Any], Any]:
+    """Run one run through `campaign run-one` and send sig to its process marked by marker
+    (``server`` or ``client``) two seconds into the window; its record and run-one's process."""
+    camp = campaign_file(root, name, repetitions=1, duration_s=6)
+    raw = _raw(root, camp)
+    from workflow.campaign import expand as campaigns
+
+    (run,) = campaigns.plan(camp).runs
+    proc = _run_one(root, camp, run.key)
+    _wait(
+        "the players connected",
+        lambda: any(raw.glob("*/.r1.tmp-*/logs/client-0.rtt.csv")) or proc.poll() is not None,
+    )
+    time.sleep(2.0)
+    victims = _processes(root, marker)
+    for victim in victims:
+        with contextlib.suppress(psutil.Error):
+            victim.send_signal(sig)
+    _out, err = proc.communicate(timeout=WAIT_S)
+    rec = _records(raw).get(run.key, {})
+    return rec, {"victims": len(victims), "exit": proc.returncode, "stderr": err[-2000:]}
+
+
+def server_sigkill(root: Path) -> FaultResult:
+    t0 = time.monotonic()
+    rec, seen = _signal_in_window(root, "drill-server-kill", "server", signal.SIGKILL)
+    status_doc = _attempt_status(root, "drill-server-kill")
+    codes = status_doc.get("exit_codes", {})
+    correct = (
+        seen["victims"] >= 1
+        and rec.get("status") is None  # attempt 1 of 2 failed: retried, no record yet
+        and status_doc.get("reason") == "server_exit"
+        and codes.get("server") == -signal.SIGKILL
+    )
+    return FaultResult(
+        "server_sigkill",
+        expected="attempt failed as server_exit with the server's exit code -9 on record",
+        observed=f"reason {status_doc.get('reason')}, exit codes {codes}",
+        correct=correct,
+        orphans=orphans(root),
+        seconds=round(time.monotonic() - t0, 1),
+    )
+
+
+def player_sigstop(root: Path) -> FaultResult:
+    t0 = time.monotonic()
+    _rec, seen = _signal_in_window(root, "drill-player-stop", "client", signal.SIGSTOP)
+    status_doc = _attempt_status(root, "drill-player-stop")
+    correct = seen["victims"] >= 1 and status_doc.get("reason") == "timeout"
+    return FaultResult(
+        "player_sigstop",
+        expected="attempt failed as timeout, the stopped player killed",
+        observed=f"reason {status_doc.get('reason')}, exit codes {status_doc.get('exit_codes')}",
+        correct=correct,
+        orphans=orphans(root),
+        seconds=round(time.monotonic() - t0, 1),
+    )
+
+
+def _attempt_status(root: Path, name: str) -> dict[str, Any]:
+    paths = sorted((root / "data" / "raw" / name).glob("*/r1.failed/*/status.json"))
+    return json.loads(paths[-1].read_text()) if paths else {}
+
+
+def disk_full(root: Path) -> FaultResult:
+    """The data directory on a small tmpfs: full before a run, then filled during one."""
+    t0 = time.monotonic()
+    disk = root / "disk"
+    disk.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(disk)], check=True)
+    try:
+        camp = campaign_file(root, "drill-disk", repetitions=3, duration_s=4)
+        from workflow.campaign import expand as campaigns
+
+        keys = [r.key for r in sorted(campaigns.plan(camp).runs, key=lambda r: r.run_id)]
+        raw = disk / "data" / "raw" / camp.stem
+        first = _run_one(disk, camp, keys[0])
+        first.communicate(timeout=WAIT_S)
+        before = finished(raw)
+        filler = disk / "filler"
+        _fill(filler)
+        full_before = _run_one(disk, camp, keys[1])
+        _, err_before = full_before.communicate(timeout=WAIT_S)
+        filler.unlink()
+        during = _run_one(disk, camp, keys[2])
+        _wait(
+            "the third run's players connected",
+            lambda: any(raw.glob("*/.r3.tmp-*/logs/client-0.rtt.csv")) or during.poll() is not None,
+        )
+        _fill(filler)
+        _, err_during = during.communicate(timeout=WAIT_S)
+        filler.unlink()
+        failed = sorted(raw.glob("*/r3.failed/*/status.json"))
+        during_reason = json.loads(failed[-1].read_text()).get("reason") if failed else None
+        leaked = [str(p) for p in raw.glob("*/.r*.tmp-*")]
+        recs = _records(raw)
+        lost, changed = lost_and_changed(before, finished(raw))
+        rec3 = recs.get(keys[2])
+        # Removing the attempt's partial files frees space: its record usually fits, and says
+        # disk_full; where even that does not fit, run-one exits 1 without one.
+        during_ok = (
+            during.returncode == 0
+            and rec3 is not None
+            and rec3["status"] == "failed"
+            and rec3["reason"] == "disk_full"
+            and rec3["not_retried"] is not None
+        ) or (during.returncode == 1 and rec3 is None)
+        correct = (
+            full_before.returncode == 1
+            and keys[1] not in recs
+            and "disk full" in err_before
+            and during_ok
+            and during_reason == "disk_full"
+            and not leaked
+        )
+        return FaultResult(
+            "disk_full",
+            expected="full before: exit 1 at once, nothing written; full during: attempt "
+            "disk_full, not retried, its partial files removed",
+            observed=f"before: exit {full_before.returncode}; during: exit {during.returncode}, "
+            f"attempt {during_reason}, record {(rec3 or {}).get('reason')}; leaked temporary "
+            f"directories {len(leaked)}",
+            correct=correct,
+            orphans=orphans(root),
+            runs_lost=lost,
+            runs_changed=changed,
+            seconds=round(time.monotonic() - t0, 1),
+            notes={
+                "stderr_before": err_before.strip()[-300:],
+                "stderr_during": err_during.strip()[-300:],
+            },
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill(path: Path) -> None:
+    """Write zeros until the file system is full."""
+    with path.open("wb") as f, contextlib.suppress(OSError):
+        block = b"\0" * (1 << 20)
+        while True:
+            f.write(block)
+            f.flush()
+
+
+def bad_defaults(root: Path) -> FaultResult:
+    t0 = time.monotonic()
+    seen = {}
+    for value in ("ten", "10"):
+        camp = campaign_file(
+            root, f"drill-defaults-{value}", repetitions=1, duration_s=1,
+            defaults={"duration_s": value},
+        )  # fmt: skip
+        res = subprocess.run(
+            [str(NETSTICK), "campaign", "plan", str(camp)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        seen[value] = (res.returncode, res.stderr.strip())
+    correct = all(
+        code == 2 and "key defaults.duration_s: expected a number" in err and "Traceback" not in err
+        for code, err in seen.values()
+    )
+    return FaultResult(
+        "bad_defaults",
+        expected='exit 2 naming key defaults.duration_s for "ten" and "10"',
+        observed="; ".join(f"{v!r}: exit {c}" for v, (c, _) in seen.items()),
+        correct=correct,
+        seconds=round(time.monotonic() - t0, 1),
+        notes={v: err for v, (_, err) in seen.items()},
+    )
+
+
+FAULTS: dict[str, Callable[[Path], FaultResult]] = {
+    "workflow_sigkill": workflow_sigkill,
+    "group_sigint": group_sigint,
+    "server_sigkill": server_sigkill,
+    "player_sigstop": player_sigstop,
+    "disk_full": disk_full,
+    "bad_defaults": bad_defaults,
+}
+
+
+def run(out: Path, repo: Path, *, progress: Callable[[str], None] = print) -> dict[str, Any]:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    root = repo / "data" / "bench-runs" / f"faults-{stamp}"
+    results = []
+    for name, inject in FAULTS.items():
+        progress(f"injecting {name}")
+        res = inject(root / name)
+        progress(f"  {'held' if res.correct else 'FAILED'}: {res.observed}")
+        results.append(res.to_doc())
+    measured = {
+        "faults_injected": len(results),
+        "correct_statuses": sum(1 for r in results if r["correct"]),
+        "orphans": sum(len(r["orphans"]) for r in results),
+        "runs_lost": sum(r["runs_lost"] for r in results),
+        "runs_changed": sum(r["runs_changed"] for r in results),
+    }
+    targets = {
+        "correct_statuses": (">=", float(len(results)), "every fault ends in its expected status"),
+        "orphans": ("<=", 0.0, "processes or namespaces left behind"),
+        "runs_lost": ("<=", 0.0, "finished runs lost"),
+        "runs_changed": ("<=", 0.0, "finished runs changed"),
+    }
+    body = {
+        "measured": measured,
+        "faults": results,
+        "raw": str(root),
+        "targets": record.target_rows(measured, targets),
+    }
+    return record.write(out, "bench-faults", body, repo=repo)
