@@ -50,9 +50,12 @@ def test_waiting_longer_than_allowed_raises_naming_the_holder(tmp_path: Path) ->
     holder = _holder(path, 30)
     try:
         t0 = time.monotonic()
-        with pytest.raises(
-            benchlock.LockTimeout, match=rf"held by run holder/r1 \(pid {holder.pid}"
-        ), benchlock.held(path, "run b/r1", 0.3, announce=False):
+        with (
+            pytest.raises(
+                benchlock.LockTimeout, match=rf"held by run holder/r1 \(pid {holder.pid}"
+            ),
+            benchlock.held(path, "run b/r1", 0.3, announce=False),
+        ):
             pass
         assert time.monotonic() - t0 < 5
     finally:
