@@ -130,7 +130,10 @@ def _finish():
         PLAN, DATA / "raw", report=REPORT, since_unix_ns=_session["started_unix_ns"]
     )
     doc["wall_s"] = round(time.monotonic() - _session["started"], 1)
-    progress.write_summary(doc, DATA / "raw")
+    try:
+        progress.write_summary(doc, DATA / "raw")
+    except OSError as exc:  # a full disk: the summary is still printed below
+        print(f"netstick: summary.json not written: {exc}", file=sys.stderr)
     print(progress.format_summary(doc, wall_s=doc["wall_s"]), file=sys.stderr)
 
 

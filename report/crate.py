@@ -80,8 +80,9 @@ def raw_manifest(raw: Path, out: Path) -> int:
     """Write out (TSV: path, bytes, sha256 of every file under raw, sorted); return the count."""
     rows = []
     for root, dirs, names in os.walk(raw):  # finite; symlinks are not followed
-        dirs.sort()
-        for name in sorted(names):
+        # Hidden entries are work in flight and locks (.<run>.tmp-<pid>/, .<run>.lock), not data.
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(n for n in names if not n.startswith(".")):
             path = Path(root) / name
             try:
                 if path.is_symlink() or not path.is_file():

@@ -183,3 +183,17 @@ def test_runs_recorded_before_prototype_records_still_name_their_prototype(
         kcp["softwareVersion"] == "v5.6.72" and {"@id": kcp["@id"]} in proto["softwareRequirements"]
     )
     assert by_id["#netstick"]["hasPart"] == [{"@id": "#prototype-reference"}]
+
+
+def test_raw_manifest_leaves_out_runs_in_flight_and_locks(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    (raw / "cell" / "r1").mkdir(parents=True)
+    (raw / "cell" / "r1" / "status.json").write_text("{}")
+    (raw / "cell" / ".r2.tmp-123" / "logs").mkdir(parents=True)
+    (raw / "cell" / ".r2.tmp-123" / "logs" / "server.ticks.csv").write_text("t\n")
+    (raw / "cell" / ".r2.lock").write_text('{"pid": 123}')
+    out = tmp_path / "manifest.tsv"
+    assert crate.raw_manifest(raw, out) == 1
+    assert [line.split("\t")[0] for line in out.read_text().splitlines()[1:]] == [
+        "cell/r1/status.json"
+    ]
