@@ -285,7 +285,7 @@ def test_undeclared_extra_flag_in_defaults_is_refused_when_planning(tmp_path: Pa
     with pytest.raises(campaigns.CampaignError) as err:
         campaigns.plan(write(tmp_path, doc))
     text = str(err.value)
-    assert "matrix.0 (b)" in text and "extra_client_flags: '-no-such-flag'" in text
+    assert "matrix.0 (b): key defaults.extra_client_flags: '-no-such-flag'" in text
     assert "optional_flags: -probe-hz" in text
 
 

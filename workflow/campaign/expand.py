@@ -305,6 +305,16 @@ def _check_excludes(doc: Mapping[str, Any], source: str) -> None:
                 )
 
 
+def _named_origin(problem: str, block: Mapping[str, Any], bi: int) -> str:
+    """An extra-flags problem named by where the flags were written: the block's cell or the
+    campaign's defaults (the cell merges both)."""
+    key = problem.split(":", 1)[0]
+    if key not in ("extra_server_flags", "extra_client_flags"):
+        return problem
+    origin = f"matrix.{bi}.cell" if key in block.get("cell", {}) else "defaults"
+    return f"key {origin}.{problem}"
+
+
 def builds_in_workflow(man: manifests.Manifest) -> bool:
     """Whether the workflow builds this prototype before its runs (workflow/rules/build.smk):
     every prototype whose manifest has a build command."""
@@ -494,7 +504,9 @@ def plan(
                             try:
                                 manifests.check_cell(man, full)
                             except ValueError as exc:
-                                raise CampaignError(f"{where}: {exc}") from None
+                                raise CampaignError(
+                                    f"{where}: {_named_origin(str(exc), block, bi)}"
+                                ) from None
                         full.pop("cell_id", None)
                         readable = layout.derive_cell_id(full)
                         # The campaign's name of the prototype, not its directory's.

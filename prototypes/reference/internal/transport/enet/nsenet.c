@@ -71,6 +71,14 @@ void ns_peer_addr(ENetPeer *p, unsigned char *ip4, enet_uint16 *port) {
 	*port = p->address.port;
 }
 
+// ns_peer_settled is 1 once ENet has measured p's round trip (lastReceiveTime is set
+// only by acknowledgements in ENet 1.3.17, and starts at 0) and no reliable command is
+// awaiting its acknowledgement: every command sent before the measurement, whose
+// retransmission timer started from ENet's default 500 ms estimate, is acknowledged.
+int ns_peer_settled(ENetPeer *p) {
+	return p->lastReceiveTime != 0 && enet_list_empty(&p->sentReliableCommands);
+}
+
 void ns_release(ns_event *evs, int n) {
 	for (int i = 0; i < n; i++) {
 		if (evs[i].packet != NULL) {
