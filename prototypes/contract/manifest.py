@@ -29,7 +29,6 @@ import yaml
 
 from prototypes.contract import workloads
 from prototypes.contract.schema_errors import schema_problem
-from workflow.files import repo_relative
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1
@@ -340,8 +339,7 @@ def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
         if m is None or m.group(1) not in man.optional_flags:
             declared = ", ".join(f"-{f}" for f in man.optional_flags) or "none"
             raise ValueError(
-                f"{key}: {extra[i]!r} is not an optional flag that "
-                f"{repo_relative(str(man.path))} declares "
+                f"{key}: {extra[i]!r} is not an optional flag that {man.path} declares "
                 f"(optional_flags: {declared})"
             )
         i += 1 if m.group(2) else 2
@@ -350,14 +348,13 @@ def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
 def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
     if cell["transport"] not in man.transport_names:
         raise ValueError(
-            f"cell transport {cell['transport']!r} is not offered by "
-            f"{repo_relative(str(man.path))} "
+            f"cell transport {cell['transport']!r} is not offered by {man.path} "
             f"(transports: {', '.join(man.transport_names)})"
         )
     workload = cell.get("workload", "idle")
     if workload not in man.workloads:
         raise ValueError(
-            f"cell workload {workload!r} is not supported by {repo_relative(str(man.path))} "
+            f"cell workload {workload!r} is not supported by {man.path} "
             f"(workloads: {', '.join(man.workloads)})"
         )
 

@@ -28,7 +28,7 @@ import yaml
 from prototypes.contract import manifest as manifests
 from prototypes.contract.schema_errors import schema_error_line
 from workflow.campaign import layout
-from workflow.files import REPO
+from workflow.files import REPO, repo_relative
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
 
@@ -504,9 +504,8 @@ def plan(
                             try:
                                 manifests.check_cell(man, full)
                             except ValueError as exc:
-                                raise CampaignError(
-                                    f"{where}: {_named_origin(str(exc), block, bi)}"
-                                ) from None
+                                problem = repo_relative(_named_origin(str(exc), block, bi))
+                                raise CampaignError(f"{where}: {problem}") from None
                         full.pop("cell_id", None)
                         readable = layout.derive_cell_id(full)
                         # The campaign's name of the prototype, not its directory's.

@@ -7,7 +7,7 @@ import argparse
 import datetime as dt
 import sys
 
-from workflow.files import REPO
+from workflow.files import REPO, repo_relative
 
 
 def run_cell(args: argparse.Namespace) -> int:
@@ -28,7 +28,7 @@ def run_cell(args: argparse.Namespace) -> int:
         man = manifest.load(REPO / doc["prototype"])
         manifest.check_cell(man, doc)
     except (manifest.ManifestError, ValueError) as exc:
-        print(f"netstick run-cell: {args.cell}: {exc}", file=sys.stderr)
+        print(f"netstick run-cell: {args.cell}: {repo_relative(str(exc))}", file=sys.stderr)
         return 2
     outcome = harness.run_cell(doc, args.out)
     if outcome.status == "ok":
