@@ -41,11 +41,12 @@ var errNoAnswer = errors.New("no answer from the server")
 // Dial implements transport.Transport. ENet's handshake gets ctx's whole budget:
 // each attempt is one ENet connect that gives up after timeout_ms, and while ctx has
 // time left a failed attempt is followed by a new one from a fresh host (a new source
-// port, so the server never mixes it up with the old attempt). ENet retransmits the
-// connect command only after 0.5, 1.5 and 3.5 s (its initial round-trip estimate is
-// 500 ms and doubles), so one attempt of 3000 ms sends it three times; under 10 %
-// loss on the way up that lost about one handshake in a thousand. Without a deadline
-// on ctx there is one attempt, as before.
+// port, so the server never mixes it up with the old attempt). ENet sends the connect
+// command at 0, 0.5 and 1.5 s (its initial round-trip estimate is 500 ms and the
+// timer doubles) and checks its timeout at the next retransmission, 3.5 s, so with
+// timeout_ms = 3000 an attempt is three sends in 3.5 s: under 10 % loss on the way up
+// about one attempt in a thousand fails. Without a deadline on ctx there is one
+// attempt.
 func (t *Transport) Dial(ctx context.Context, addr string, hd transport.Handler) (transport.Conn, error) {
 	fail := func(err error) error { return fmt.Errorf("enet dial %s: %w: %w", addr, transport.ErrConnect, err) }
 	if err := initialize(); err != nil {
@@ -61,16 +62,22 @@ func (t *Transport) Dial(ctx context.Context, addr string, hd transport.Handler)
 	deadline, budgeted := ctx.Deadline()
 	for attempt := 1; ; attempt++ {
 		c, err := t.dialOnce(ctx, ip, port, hd, deadline)
+		noAnswer := errors.Is(err, errNoAnswer)
 		switch {
 		case err == nil:
 			return c, nil
-		case !errors.Is(err, errNoAnswer):
-			return nil, fail(err)
-		case !budgeted:
+		case noAnswer && budgeted && ctx.Err() == nil && time.Now().Before(deadline):
+			continue // the next attempt
+		case noAnswer && !budgeted:
 			return nil, fail(fmt.Errorf("%w within %d ms", errNoAnswer, t.timeoutMS))
-		case ctx.Err() != nil || !time.Now().Before(deadline):
-			return nil, fail(fmt.Errorf("%w in %d attempts of up to %d ms: %w",
-				errNoAnswer, attempt, t.timeoutMS, context.DeadlineExceeded))
+		case noAnswer || attempt > 1 && ctx.Err() != nil:
+			end := ctx.Err()
+			if end == nil {
+				end = context.DeadlineExceeded // ENet gave up right at the deadline
+			}
+			return nil, fail(fmt.Errorf("%w in %d attempts of up to %d ms: %w", errNoAnswer, attempt, t.timeoutMS, end))
+		default:
+			return nil, fail(err)
 		}
 	}
 }
@@ -114,14 +121,14 @@ func (t *Transport) dialOnce(ctx context.Context, ip [4]byte, port uint16, hd tr
 
 // budgetTimeoutMS is the peer timeout from ENet's connect event until the connection
 // has settled (ns_peer_settled) or the connect budget is over: what is left of the
-// budget, at least timeout_ms. The connect event comes with the server's
-// verify-connect, which is not an acknowledgement, so ENet has no round-trip
-// measurement yet: the first reliable messages (the player's hello) are retransmitted
-// after 500 ms, then 1 and 2 s later, whatever the real round trip, and the server
-// accepts none of them before the acknowledgement of its verify-connect reached it.
-// Under timeout_ms = 3000 that left three sends, and a player could lose its
-// connection before its hello was through. The price: a server that vanishes during
-// that phase is noticed at the end of the budget instead of after timeout_ms.
+// budget, at least timeout_ms. The first reliable messages (the player's hello) are
+// sent before ENet measured a round trip, and the server accepts none of them until
+// the acknowledgement of its verify-connect reached it, which stock ENet retransmits
+// only after 0.5, 1.5 and 3.5 s (ns_hurry_verify); the player's hello waited as long,
+// retransmitted on ENet's default 500 ms timer (ns_seed_rtt). Under timeout_ms = 3000 a
+// player could lose its connection before its hello was through. The price: a server
+// that vanishes during that phase is noticed at the end of the budget instead of
+// after timeout_ms.
 func (cl *client) budgetTimeoutMS() int {
 	ms := cl.t.timeoutMS
 	if !cl.deadline.IsZero() {
@@ -180,6 +187,7 @@ func (cl *client) event(e *C.ns_event) {
 			return
 		}
 		cl.connected = true
+		C.ns_seed_rtt(cl.h.h, cl.peer)
 		cl.peerTimeoutMS = cl.budgetTimeoutMS()
 		cl.inBudget = cl.peerTimeoutMS > cl.t.timeoutMS
 		C.ns_peer_setup(cl.peer, C.enet_uint32(cl.peerTimeoutMS), cBool(cl.t.throttle))

@@ -60,9 +60,24 @@
 //
 // Connections: Dial services the new peer until ENET_EVENT_TYPE_CONNECT, an ENet
 // disconnect, or ctx's end (ENet has no "refused" signal: a dial to a dead port waits
-// for ctx or timeout_ms). Close uses enet_peer_disconnect_later, so queued messages go
-// first, and waits at most linger_ms for the acknowledgement before
-// enet_peer_disconnect_now. Listener.Close disconnects every peer at once, lingers the
+// for ctx). An attempt ENet gives up on after timeout_ms (three sends of its connect
+// command in 3.5 s) is followed by a new one from a fresh host until ctx's deadline,
+// the player's connect budget; without a deadline there is one attempt. From the
+// connect event until the connection has settled (ENet measured a round trip and
+// acknowledged every reliable message sent before that) or the budget is over, the
+// peer timeout is what is left of the budget, at least timeout_ms: the server accepts
+// the player's first messages only once it has the acknowledgement of its
+// verify-connect, which it retransmits after 0.5, 1.5 and 3.5 s, and a lost datagram
+// there must not end the connection before the player's own connect deadline would.
+// Two departures from stock ENet shorten that phase under loss: at the connect event
+// the client seeds ENet's round-trip estimate with the handshake's own round trip
+// (ns_seed_rtt), where ENet keeps 500 ms until its first acknowledgement; and the
+// server resends its verify-connect as soon as a datagram from the connecting player
+// shows that the acknowledgement was lost (ns_hurry_verify), where ENet waits for its
+// timer. Without loss neither changes anything: nothing is retransmitted.
+//
+// Close uses enet_peer_disconnect_later, so queued messages go first, and waits at
+// most linger_ms for the acknowledgement before enet_peer_disconnect_now. Listener.Close disconnects every peer at once, lingers the
 // same way, then destroys the host. The disconnect data tells the remote why: 1 the
 // peer closed the connection, 2 the server shut down, 0 (ENet's own) a timeout.
 //
@@ -82,6 +97,8 @@
 //	            it at net.core.rmem_max/wmem_max.
 //	timeout_ms  a peer that stops acknowledging is declared gone after this many ms
 //	            (enet_peer_timeout minimum and maximum); default 3000, at least 100.
+//	            Also the length of one connect attempt; a dialled connection uses it
+//	            once settled or once the dial's budget is over (see Connections).
 //	linger_ms   how long Close and Listener.Close wait for disconnect
 //	            acknowledgements before resetting peers; default 250; 0 disconnects
 //	            at once.

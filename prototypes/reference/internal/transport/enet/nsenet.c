@@ -2,6 +2,7 @@
 
 #include "nsenet.h"
 
+#include <enet/time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -79,12 +80,62 @@ int ns_peer_settled(ENetPeer *p) {
 	return p->lastReceiveTime != 0 && enet_list_empty(&p->sentReliableCommands);
 }
 
+// ns_seed_rtt runs at the connect event of a dialled peer, in the service pass that
+// received the server's verify-connect. Until its first acknowledgement ENet keeps its
+// default round-trip estimate of 500 ms, so the first reliable messages (a player's
+// hello) are retransmitted only after 0.5, 1.5, 3.5 s, and the server drops them until
+// the acknowledgement of its verify-connect reaches it (which stock ENet retransmits
+// on the same schedule; see ns_hurry_verify): a lost datagram then cost 0.5-2 s per
+// round. The handshake's own round trip is a measurement ENet ignores: from the peer's
+// last send (a connect command, the only thing a connecting peer sends) to this pass.
+// It is the true round trip when the verify-connect answered that send, and shorter
+// when it answered an earlier one, so the estimate is never too long. It is applied
+// as ENet applies its first sample (handle_acknowledge: variance half the round trip);
+// lastReceiveTime stays 0, so ENet's first real sample replaces it the same way.
+// Never above ENet's default.
+void ns_seed_rtt(ENetHost *h, ENetPeer *p) {
+	enet_uint32 rtt = ENET_TIME_DIFFERENCE(h->serviceTime, p->lastSendTime);
+	if (rtt < 1) rtt = 1;
+	if (rtt >= p->roundTripTime) return;
+	p->roundTripTime = rtt;
+	p->roundTripTimeVariance = (rtt + 1) / 2;
+}
+
 void ns_release(ns_event *evs, int n) {
 	for (int i = 0; i < n; i++) {
 		if (evs[i].packet != NULL) {
 			enet_packet_destroy(evs[i].packet);
 			evs[i].packet = NULL;
 		}
+	}
+}
+
+// ns_hurry_verify: a datagram from a peer the server still holds in
+// ACKNOWLEDGING_CONNECT proves that the peer got the verify-connect (it learns its
+// peer id from it) and, unless the datagram carries it, that the acknowledgement was
+// lost. ENet drops the peer's data until that acknowledgement arrives and resends the
+// verify-connect only on its default timer, 0.5, 1.5, 3.5, 7.5 s after the first send,
+// so a few lost acknowledgements kept a player from saying hello for its whole connect
+// budget. The verify-connect is made due at once instead (like TCP's fast retransmit);
+// if the datagram does carry the acknowledgement, ENet removes the command before it
+// is resent. ENet's timer then doubles from the time since the last send.
+static void ns_hurry_verify(ENetHost *h) {
+	if (h->receivedDataLength < sizeof(enet_uint16)) return;
+	enet_uint16 id = ENET_NET_TO_HOST_16(((ENetProtocolHeader *)h->receivedData)->peerID);
+	id &= ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
+	if (id >= h->peerCount) return;
+	ENetPeer *p = &h->peers[id];
+	if (p->state != ENET_PEER_STATE_ACKNOWLEDGING_CONNECT ||
+	    p->address.host != h->receivedAddress.host || p->address.port != h->receivedAddress.port ||
+	    enet_list_empty(&p->sentReliableCommands))
+		return;
+	ENetOutgoingCommand *v = (ENetOutgoingCommand *)enet_list_front(&p->sentReliableCommands);
+	if ((v->command.header.command & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_VERIFY_CONNECT)
+		return;
+	enet_uint32 since = ENET_TIME_DIFFERENCE(h->serviceTime, v->sentTime);
+	if (since >= 1 && since < v->roundTripTimeout) {
+		v->roundTripTimeout = since;
+		p->nextTimeout = v->sentTime + since;
 	}
 }
 
@@ -110,6 +161,7 @@ static __thread int ns_in_pass;
 static int ns_intercept(ENetHost *h, ENetEvent *event) {
 	char c;
 	(void)event;
+	ns_hurry_verify(h);
 	if (!ns_in_pass || ns_cut != -1 || h->socket == ENET_SOCKET_NULL ||
 	    h->totalReceivedPackets - ns_pass_start >= 256)
 		return 0;

@@ -30,6 +30,7 @@ ENetPeer *ns_connect(ENetHost *h, unsigned char a, unsigned char b, unsigned cha
 void ns_peer_setup(ENetPeer *p, enet_uint32 timeout_ms, int throttle);
 void ns_peer_addr(ENetPeer *p, unsigned char *ip4, enet_uint16 *port);
 int ns_peer_settled(ENetPeer *p);
+void ns_seed_rtt(ENetHost *h, ENetPeer *p);
 int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int max_ms, int *more,
               int *pass, int *flush, int *wait);
 int ns_send(ENetHost *h, ENetPeer *p, enet_uint8 ch, ENetPacket *pkt, const void *data,

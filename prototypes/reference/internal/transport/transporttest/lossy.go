@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,32 +27,29 @@ import (
 type Drop func(player, seq int, elapsed time.Duration) bool
 
 // CorrelatedLoss drops with rate p and lag-1 correlation c between successive
-// decisions of one player's datagrams (the two-state chain of the harness's emulator:
-// P(lose | last lost) = p + c(1-p), P(lose | last kept) = p(1-c)); each player has its
-// own random stream from seed.
+// decisions, one chain for all players' datagrams like the harness's emulator (netemu)
+// keeps one per direction: P(lose | last lost) = p + c(1-p), P(lose | last kept) =
+// p(1-c). Seeded, so the decisions in arrival order are the same every run.
 func CorrelatedLoss(p, c float64, seed uint64) Drop {
-	type state struct {
-		r        *rand.Rand
-		lastLost bool
-	}
-	players := map[int]*state{}
-	return func(player, _ int, _ time.Duration) bool {
-		s := players[player]
-		if s == nil {
-			s = &state{r: rand.New(rand.NewPCG(seed, uint64(player)))}
-			players[player] = s
-		}
+	r := rand.New(rand.NewPCG(seed, 1))
+	lastLost := false
+	return func(_, _ int, _ time.Duration) bool {
 		q := p
 		if c > 0 {
-			if s.lastLost {
+			if lastLost {
 				q = p + c*(1-p)
 			} else {
 				q = p * (1 - c)
 			}
 		}
-		s.lastLost = s.r.Float64() < q
-		return s.lastLost
+		lastLost = r.Float64() < q
+		return lastLost
 	}
+}
+
+// DropSeq drops each player's datagrams number seqs (from 0) and lets all others through.
+func DropSeq(seqs ...int) Drop {
+	return func(_, seq int, _ time.Duration) bool { return slices.Contains(seqs, seq) }
 }
 
 // Blackout drops every datagram sent before the relay has run for d.
