@@ -482,6 +482,16 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
             pl.Series(name, values, dtype=pl.String),
             pl.Series(f"{name} interval", bounds, dtype=pl.String),
         )
+    # How small a change of the RTT p50 a night against a baseline of as many runs would detect.
+    first_rows = {r["cell_id"]: r for r in first.iter_rows(named=True)}
+    detectable = []
+    for cell_id in table["cell_id"]:
+        ratio = (first_rows.get(cell_id) or {}).get("mde_ratio")
+        detectable.append("" if ratio is None else f"{100 * (ratio - 1):.1f} %")
+    table = table.with_columns(
+        pl.Series(f"{disp.names.get(TABLE_METRICS[0], TABLE_METRICS[0])} detectable change",
+                  detectable, dtype=pl.String)
+    )  # fmt: skip
     units = ", ".join(
         f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in TABLE_METRICS
     )

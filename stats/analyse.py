@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from stats import changepoints, compare, intervals, scaling
+from stats import changepoints, compare, intervals, power, scaling
 from stats.findings import LEVEL, UNITS, finding, num
 from stats.runs_frame import float_column, ok_runs
 from workflow.files import replace_atomically, write_json
@@ -106,6 +106,9 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
                     "boot_method": f"bootstrap {boot.method}, seed {seed}",
                     "boot_note": boot_note,
                     "n_runs": len(vals),
+                    # The smallest change of the median that tonight's runs against as many
+                    # baseline runs would detect (80 % power, 5 %, stats/power.py).
+                    "mde_ratio": num(power.cell_mde(vals)),
                     "runs_planned": group.height,
                     "runs_failed": group.filter(pl.col("status") != "ok").height,
                     "note": iv.note,
