@@ -5,6 +5,9 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/go/bin:$(PATH)
 export GOTOOLCHAIN := local
 export GOFLAGS := -mod=readonly
+# Build settings setup wrote (CGO_ENABLED=0 where there is no libenet), exported to every recipe:
+# the workflow's own builds (library versions) inherit them.
+-include .tools/netstick-build.env
 
 REF := prototypes/reference
 BIN := $(REF)/bin/netstick-ref
@@ -17,15 +20,21 @@ FUZZ_EXECS ?= 300000
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build run demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
+.PHONY: all setup build versions run report demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
 
 all: build
 
-setup:
-	@workflow/setup.sh
+# What setup installs: `run` (a campaign and its report) or `test` (also SLURM, chromium, ethtool);
+# run-side targets ask for less (target-specific, so inherited by their setup prerequisite).
+SETUP_FOR ?= test
+run demo reanalysis report bench-prototypes bench-harness bench-campaign bench-stats bench-report: SETUP_FOR = run
 
+setup:
+	@workflow/setup.sh --for $(SETUP_FOR)
+
+# CGO_ENABLED from setup: 0 when there is no libenet (the reference then lacks its enet transport).
 build: setup
-	cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
+	. .tools/netstick-build.env && cd $(REF) && go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref
 	cd workflow/harness/netemu && go build -trimpath -o bin/netemu .
 
 # The quick campaign (workflow/campaigns/quick.yaml) on this machine, ending with its report.
@@ -41,6 +50,18 @@ reanalysis: setup
 
 CAMPAIGN ?= quick
 
+# The module files of every library version prototypes/reference/prototype.yaml declares
+# (library_builds), from go.mod; commit the result. Needs the module proxy.
+versions: setup
+	$(PY) $(REF)/versions/generate.py
+
+# A campaign's report on any machine from a copied results directory: copy data/results/<campaign>
+# to DATA/results/<campaign>, then `make report CAMPAIGN=<campaign> DATA=<dir>`.
+DATA ?= data
+report: setup
+	$(NETSTICK) report --data-dir $(DATA) $(CAMPAIGN)
+	@echo "report: report/_output/$(CAMPAIGN)/index.html"
+
 demo: build
 	$(NETSTICK) demo
 
@@ -50,9 +71,16 @@ lint: setup
 	@cd $(REF) && test -z "$$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }
 	cd $(REF) && go vet ./...
 	cd workflow/harness/netemu && test -z "$$(gofmt -l .)" && go vet ./...
+	cd $(REF) && go mod tidy -diff
+	cd workflow/harness/netemu && go mod tidy -diff
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/lint-imports
+	@# GitHub Actions workflows: actionlint (pinned, built into .tools/bin) and zizmor (pinned in
+	@# requirements.txt; --offline: its audits that ask GitHub's API need a token and the network).
+	workflow/tools/install-linters.sh
+	.tools/bin/actionlint
+	.venv/bin/zizmor --offline --no-progress .github/workflows
 
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...

@@ -53,6 +53,7 @@ CELL_KEYS = (
     "cell_id",
     "prototype",
     "transport",
+    "library_version",
     "players",
     "workload",
     "params",
@@ -117,15 +118,39 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
+def _with_variant(runs: pl.DataFrame) -> pl.DataFrame:
+    """A `_variant` column: the transport, or transport@version for another library version
+    than the pinned one, so that two versions of one transport are never pooled."""
+    if "library_version" not in runs.columns:
+        return runs.with_columns(_variant=pl.col("transport").cast(pl.String))
+    version = pl.col("library_version").cast(pl.String).fill_null("pinned")
+    return runs.with_columns(
+        _variant=pl.when(version == "pinned")
+        .then(pl.col("transport").cast(pl.String))
+        .otherwise(pl.concat_str([pl.col("transport").cast(pl.String), pl.lit("@"), version]))
+    )
+
+
+def _comparable(a: str, b: str) -> bool:
+    """Pairs worth a comparison: two transports at one version label (pinned against pinned),
+    or two versions of one transport; not a transport at one version against another transport
+    at another."""
+    ta, _, va = a.partition("@")
+    tb, _, vb = b.partition("@")
+    return ta == tb or va == vb
+
+
 def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    ok = ok_runs(runs, ())
+    ok = _with_variant(ok_runs(runs, ()))
     rows: list[dict[str, Any]] = []
     keys = [k for k in CONTEXT_KEYS if k in ok.columns]
     for ctx, group in ok.group_by(keys, maintain_order=True):
-        transports = sorted(group["transport"].unique().to_list())
-        for a, b in itertools.combinations(transports, 2):
-            ga = group.filter(pl.col("transport") == a)
-            gb = group.filter(pl.col("transport") == b)
+        variants = sorted(group["_variant"].unique().to_list())
+        for a, b in itertools.combinations(variants, 2):
+            if not _comparable(a, b):
+                continue
+            ga = group.filter(pl.col("_variant") == a)
+            gb = group.filter(pl.col("_variant") == b)
             for metric in ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores"):
                 if metric not in group.columns:
                     continue
@@ -168,7 +193,9 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
     # Scaling: growth from the smallest to the largest player count, and threshold crossings.
     ok = ok_runs(runs, ())
     group_keys = [
-        k for k in ("prototype", "transport", "workload", "network_profile") if k in ok.columns
+        k
+        for k in ("prototype", "transport", "library_version", "workload", "network_profile")
+        if k in ok.columns
     ]
     for ctx, group in ok.group_by(group_keys, maintain_order=True):
         players = sorted(set(group["players"].to_list()))
@@ -218,14 +245,19 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
     for ctx, group in ok.group_by(ctx_keys, maintain_order=True):
         if group["players"].n_unique() < 2 or "rtt_net_p50_us" not in group.columns:
             continue
-        fitted = scaling.fit(group, "rtt_net_p50_us", group="transport")
+        # One slope per transport and library version: versions are never pooled.
+        fitted = scaling.fit(_with_variant(group), "rtt_net_p50_us", group="_variant")
         for value, slope in fitted.groups.items():
             if slope.note is not None and not math.isfinite(slope.slope):
                 continue
+            tname, _, version = str(value).partition("@")
+            versioned = (
+                {"library_version": version or "pinned"} if "library_version" in ok.columns else {}
+            )
             out.append(
                 finding(
                     "slope",
-                    {**dict(zip(ctx_keys, ctx, strict=True)), "transport": value,
+                    {**dict(zip(ctx_keys, ctx, strict=True)), "transport": tname, **versioned,
                      "metric": "rtt_net_p50_us"},
                     slope.slope, "us/player", slope.slope_low, slope.slope_high, slope.level,
                     n_runs=slope.n, note=slope.note,

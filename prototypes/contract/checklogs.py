@@ -232,20 +232,28 @@ def check_log_dir(
 
 
 def check_library_versions(log_dir: Path | str, manifest: Manifest) -> list[Violation]:
-    """Every library of the manifest's library_versions, with the same version, in the
-    library_versions of each process's meta.json (CONTRACT.md 3.1; prototype.schema.json)."""
+    """The library_versions of each process's meta.json against the manifest's (CONTRACT.md
+    3.1; prototype.schema.json): every library a process records has the version the manifest
+    declares, and the library of the process's own transport is recorded."""
     out = []
     for path in sorted(Path(log_dir).glob("*.meta.json")):
         if LOG_FILE_RE.fullmatch(path.name) is None:
             continue
         try:
-            recorded = json.loads(path.read_text(encoding="utf-8")).get("library_versions")
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            recorded = meta.get("library_versions")
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
             continue  # check_log_dir names unreadable files
         if not isinstance(recorded, dict):
             continue
+        needed = _transport_library(manifest, meta.get("transport"))
         for name, declared in manifest.library_versions.items():
             got = recorded.get(name)
+            if got is None and name != needed:
+                # A library the process's transport does not use may be absent (a build
+                # without the enet transport on a machine without libenet); a different
+                # version of any library is always a violation.
+                continue
             if got is None:
                 message = (
                     f"library_versions lacks {name}, which the manifest {manifest.path} "
@@ -260,6 +268,15 @@ def check_library_versions(log_dir: Path | str, manifest: Manifest) -> list[Viol
                 continue
             out.append(Violation(path.name, 0, message))
     return out
+
+
+def _transport_library(manifest: Manifest, transport: object) -> str | None:
+    """The library_versions name of the library a transport uses (its manifest `library`
+    without the words after the name: "libenet (Debian 12 libenet-dev)" is libenet)."""
+    if not isinstance(transport, str) or transport not in manifest.transport_names:
+        return None
+    library = manifest.transport(transport).library or ""
+    return library.split(" ", 1)[0] or None
 
 
 # -- meta.json --------------------------------------------------------------------------------

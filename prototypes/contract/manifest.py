@@ -15,9 +15,12 @@ inside an element ("-log-dir={log_dir}").
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import json
 import math
 import re
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +80,48 @@ class Transport:
     reliable_ordered: bool | None = None
 
 
+PINNED = "pinned"
+# Placeholders of library_builds' templates.
+BUILD_PLACEHOLDERS = frozenset({"library", "version", "executable"})
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryBuilds:
+    """library_builds of a manifest: which other versions of which libraries exist, how to build
+    one."""
+
+    libraries: Mapping[str, tuple[str, ...]]
+    command: tuple[str, ...]
+    executable: str  # template, relative to the manifest's directory
+    inputs: tuple[str, ...]  # glob templates, relative to the manifest's directory
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class VersionBuild:
+    """One (library, version) build of a prototype: what to run and what it leaves."""
+
+    library: str
+    version: str
+    executable: Path  # absolute
+    command: tuple[str, ...]
+    cwd: Path
+    inputs: tuple[Path, ...]  # existing files it depends on
+    missing_inputs: tuple[str, ...]  # patterns that matched nothing
+    timeout_s: float
+
+    def stale(self) -> bool:
+        """Whether the executable is missing or older than one of its inputs."""
+        if not self.executable.exists():
+            return True
+        built = self.executable.stat().st_mtime
+        return any(p.stat().st_mtime > built for p in self.inputs)
+
+
+class VersionBuildError(RuntimeError):
+    """Building one library version failed; the message names library, version and output."""
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """A validated prototype manifest; paths are resolved against the manifest's directory."""
@@ -101,6 +146,9 @@ class Manifest:
     library_versions: Mapping[str, str]
     environment: Mapping[str, str]
     raw: Mapping[str, Any]  # the document as loaded, for provenance records
+    library_builds: LibraryBuilds | None = None
+    # Set by for_version: the build of another library version whose executable this names.
+    library_build: VersionBuild | None = None
 
     @property
     def directory(self) -> Path:
@@ -119,6 +167,80 @@ class Manifest:
     @property
     def transport_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.transports)
+
+    def declared_versions(self, transport: str) -> tuple[str, ...]:
+        """The versions a campaign may name for this transport: pinned, the transport's own
+        version, and those library_builds lists for its library."""
+        t = self.transport(transport)
+        listed = self.library_builds.libraries.get(t.library, ()) if self.library_builds else ()
+        return (PINNED, t.version, *(v for v in listed if v != t.version))
+
+    def check_version(self, transport: str, version: str) -> None:
+        """ValueError naming the library, the version and what is declared, when this
+        prototype cannot build `version` of the transport's library."""
+        declared = self.declared_versions(transport)
+        if version not in declared:
+            t = self.transport(transport)
+            raise ValueError(
+                f"{self.path}: library {t.library} (transport {transport}) has no version "
+                f"{version!r}; declared: {', '.join(declared)} (library_builds.libraries)"
+            )
+
+    def version_build(self, transport: str, version: str) -> VersionBuild | None:
+        """How to build `version` of the transport's library; None when it is the pinned build
+        (`executable`, built by `build`)."""
+        self.check_version(transport, version)
+        t = self.transport(transport)
+        if version in (PINNED, t.version) or self.library_builds is None:
+            return None
+        lb = self.library_builds
+        values = {"library": t.library, "version": version}
+        executable = (self.directory / _fill(lb.executable, values)).resolve()
+        values["executable"] = str(executable)
+        inputs: list[Path] = []
+        missing: list[str] = []
+        for pattern in lb.inputs:
+            path = _fill(pattern, values)
+            found = sorted(glob.glob(str(self.directory / path), recursive=True))
+            if not found:
+                missing.append(path)
+            inputs += [Path(f) for f in found if Path(f).is_file()]
+        return VersionBuild(
+            library=t.library,
+            version=version,
+            executable=executable,
+            command=tuple(_fill(a, values) for a in lb.command),
+            cwd=self.directory,
+            inputs=tuple(inputs),
+            missing_inputs=tuple(missing),
+            timeout_s=lb.timeout_s,
+        )
+
+    def for_version(self, transport: str, version: str) -> Manifest:
+        """This manifest with the executable built for `version` of the transport's library."""
+        vb = self.version_build(transport, version)
+        if vb is None:
+            return self
+        # What this build declares: the version named, and for a Go module file every other
+        # listed library as that file requires it (minimal version selection may have raised
+        # a shared dependency along with it).
+        versions = dict(self.library_versions)
+        for lock in (p for p in vb.inputs if p.suffix == ".mod"):
+            required = go_mod_requirements(lock)
+            versions |= {k: required[k] for k in versions if k in required}
+        if vb.library in versions:
+            versions[vb.library] = vb.version
+        transports = tuple(
+            dataclasses.replace(t, version=vb.version) if t.library == vb.library else t
+            for t in self.transports
+        )
+        return dataclasses.replace(
+            self,
+            executable=vb.executable,
+            library_build=vb,
+            library_versions=versions,
+            transports=transports,
+        )
 
     def binary_argv(self) -> list[str]:
         """What {binary} expands to: launcher, executable, command_prefix."""
@@ -203,6 +325,32 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
     problems += _check_template(
         "client_command", doc["client_command"], CLIENT_PLACEHOLDERS, required_client
     )
+    lb = doc.get("library_builds")
+    if lb is not None:
+        libraries = {t["library"] for t in doc["transports"]}
+        for lib in lb["libraries"]:
+            if lib not in libraries:
+                problems.append(
+                    f"key library_builds.libraries.{lib}: no transport uses this library; "
+                    f"expected one of {', '.join(sorted(libraries))}"
+                )
+        for key in ("command", "executable", "inputs"):
+            elements = lb[key] if isinstance(lb[key], list) else [lb[key]]
+            allowed = BUILD_PLACEHOLDERS if key == "command" else {"library", "version"}
+            expected = " ".join(f"{{{n}}}" for n in sorted(allowed))
+            for element in elements:
+                for name in _placeholders(element) or []:
+                    if name not in allowed:
+                        problems.append(
+                            f"key library_builds.{key}: unknown placeholder {{{name}}} in "
+                            f"{element!r}; expected {expected}"
+                        )
+        names = set(_placeholders(lb["executable"]) or [])
+        if not {"library", "version"} <= names:
+            problems.append(
+                "key library_builds.executable: must contain {library} and {version} so that "
+                "every version has its own executable"
+            )
     for i, element in enumerate(doc.get("launcher", [])):
         for name in _placeholders(element) or []:
             if name not in LAUNCHER_PLACEHOLDERS:
@@ -264,7 +412,79 @@ def parse(doc: object, path: Path | str) -> Manifest:
         library_versions=dict(doc["library_versions"]),
         environment=dict(doc.get("environment", {})),
         raw=doc,
+        library_builds=_library_builds(doc.get("library_builds"), props),
     )
+
+
+def _library_builds(lb: Mapping[str, Any] | None, props: Mapping[str, Any]) -> LibraryBuilds | None:
+    if lb is None:
+        return None
+    default_s = props["library_builds"]["properties"]["timeout_s"]["default"]
+    return LibraryBuilds(
+        libraries={k: tuple(v) for k, v in lb["libraries"].items()},
+        command=tuple(lb["command"]),
+        executable=lb["executable"],
+        inputs=tuple(lb["inputs"]),
+        timeout_s=float(lb.get("timeout_s", default_s)),
+    )
+
+
+def go_mod_requirements(go_mod: Path) -> dict[str, str]:
+    """Module -> version of every requirement in a go.mod (or an alternate module file); empty
+    when the file cannot be read."""
+    out: dict[str, str] = {}
+    try:
+        text = go_mod.read_text()
+    except OSError:
+        return out
+    in_block = False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if line.startswith("require ("):
+            in_block = True
+            continue
+        if in_block and line == ")":
+            in_block = False
+            continue
+        if line.startswith("require "):
+            line = line[len("require ") :]
+        elif not in_block:
+            continue
+        parts = line.split()
+        if len(parts) >= 2:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def build_version(vb: VersionBuild, *, force: bool = False) -> bool:
+    """Build one library version unless its executable is up to date; True if it built.
+
+    Raises VersionBuildError naming the library, the version and the builder's message (the
+    compiler's, for a version whose API the source does not match)."""
+    if vb.missing_inputs:
+        raise VersionBuildError(
+            f"library {vb.library} version {vb.version}: cannot build, missing "
+            f"{', '.join(vb.missing_inputs)} in {vb.cwd} (generate them first)"
+        )
+    if not force and not vb.stale():
+        return False
+    vb.executable.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        res = subprocess.run(
+            vb.command, cwd=vb.cwd, capture_output=True, text=True, timeout=vb.timeout_s,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise VersionBuildError(
+            f"library {vb.library} version {vb.version}: build did not finish within "
+            f"{vb.timeout_s:g} s: {' '.join(vb.command)}"
+        ) from None
+    if res.returncode != 0:
+        raise VersionBuildError(
+            f"library {vb.library} version {vb.version} does not build (exit {res.returncode}): "
+            f"{' '.join(vb.command)}\n" + (res.stderr or res.stdout)[-3000:]
+        )
+    return True
 
 
 def load(path: Path | str) -> Manifest:

@@ -261,6 +261,73 @@ def _transport_entries(proto: Mapping[str, Any]) -> list[tuple[str, dict[str, st
     return out
 
 
+def _versions_of(
+    proto: Mapping[str, Any], entries: list[tuple[str, dict[str, str], str | None]], key: str
+) -> dict[str, tuple[list[str], str]]:
+    """Transport name -> (its versions, their key path) from a prototypes entry's `versions`: a
+    list for every transport, or an object per transport (those not named run pinned)."""
+    spec = proto.get("versions", [PINNED])
+    names = [t for t, _, _ in entries]
+    if isinstance(spec, list):
+        return {t: (list(spec), "versions") for t in names}
+    for tname in spec:
+        if tname not in names:
+            raise CampaignError(
+                f"{key}.{tname}: {tname!r} is not among this entry's transports; expected one "
+                f"of {', '.join(dict.fromkeys(names))}"
+            )
+    return {
+        t: (list(spec[t]), f"versions.{t}") if t in spec else ([PINNED], "versions") for t in names
+    }
+
+
+def _check_versions(man: manifests.Manifest, tname: str, versions: list[str], key: str) -> None:
+    """Every version must be declared by the manifest and its lock files present: refused when
+    planning, naming the library, the version and what is declared."""
+    for vi, version in enumerate(versions):
+        try:
+            vb = man.version_build(tname, version)
+        except ValueError as exc:
+            raise CampaignError(f"{key}.{vi}: {repo_relative(str(exc))}") from None
+        if vb is not None and vb.missing_inputs:
+            raise CampaignError(
+                f"{key}.{vi}: library {vb.library} version {version}: missing "
+                f"{', '.join(vb.missing_inputs)} in {_repo_relative(vb.cwd)}; expected the "
+                "lock files of every declared version (generate them: make versions)"
+            )
+
+
+def versions_in(plan: Plan) -> dict[tuple[str, str, str], list[str]]:
+    """(prototype, transport, library) -> the library versions the plan's runs measure, in the
+    manifest's order (pinned first), for every transport with another version than pinned."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    order: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    for run in plan.runs:
+        cell = run.cell
+        man = _manifest((REPO / cell["prototype"]).resolve())
+        key = (man.name, cell["transport"], man.transport(cell["transport"]).library)
+        order[key] = man.declared_versions(cell["transport"])
+        version = str(cell.get("library_version", PINNED))
+        if version not in seen.setdefault(key, []):
+            seen[key].append(version)
+    return {k: sorted(v, key=order[k].index) for k, v in seen.items() if v != [PINNED]}
+
+
+def version_builds_of(plan: Plan) -> list[manifests.VersionBuild]:
+    """The builds of other library versions the plan's runs need, one per executable."""
+    out: dict[Path, manifests.VersionBuild] = {}
+    for run in plan.runs:
+        cell = run.cell
+        version = str(cell.get("library_version", PINNED))
+        if version == PINNED:
+            continue
+        man = _manifest((REPO / cell["prototype"]).resolve())
+        vb = man.version_build(cell["transport"], version)
+        if vb is not None:
+            out.setdefault(vb.executable, vb)
+    return list(out.values())
+
+
 def content_hash(cell: Mapping[str, Any]) -> str:
     """8 hex digits over every measurement-relevant key of a validated cell."""
     body = {k: v for k, v in cell.items() if k not in PROVENANCE_KEYS}
@@ -435,20 +502,18 @@ def plan(
                     f"no manifest {_repo_relative(mpath)} in this checkout (Unity prototypes are "
                     "built by GameCI where a Unity licence is available)"
                 )
-            versions = proto.get("versions", [PINNED])
-            for vi, version in enumerate(versions):
-                if version != PINNED:
-                    raise CampaignError(
-                        f"{where}: key prototypes.{pi}.versions.{vi}: {version!r}; expected "
-                        f"{PINNED!r} (building other library versions is not supported yet)"
-                    )
-            for ti, (tname, topts, label) in enumerate(_transport_entries(proto)):
+            entries = _transport_entries(proto)
+            per_transport = _versions_of(proto, entries, f"{where}: key prototypes.{pi}.versions")
+            for ti, (tname, topts, label) in enumerate(entries):
                 if man is not None and tname not in man.transport_names:
                     raise CampaignError(
                         f"{where}: key prototypes.{pi}.transports.{ti}: {tname!r} is not a "
                         f"transport of {proto['name']}; expected one of "
                         f"{', '.join(man.transport_names)}"
                     )
+                versions, vkey = per_transport[tname]
+                if man is not None:
+                    _check_versions(man, tname, versions, f"{where}: key prototypes.{pi}.{vkey}")
                 if man is not None:
                     offered = man.transport(tname).options
                     for opt in topts:

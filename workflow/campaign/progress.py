@@ -46,6 +46,8 @@ def describe_plan(plan: campaigns.Plan) -> str:
         f"seed {plan.seed}, estimate {plan.estimate_s() / 60:.1f} min on one machine "
         f"({plan.window_s() / 60:.1f} min of measurement windows)"
     ]
+    for (proto, transport, library), versions in campaigns.versions_in(plan).items():
+        lines.append(f"  {proto} {transport}: {library} {', '.join(versions)}")
     for u in plan.unavailable:
         lines.append(
             f"  not runnable here: {u.prototype} ({u.cells} cells, {u.runs} runs): {u.reason}"

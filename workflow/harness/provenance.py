@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,28 +101,7 @@ def cpu_governor() -> str | None:
 
 def go_modules(go_mod: Path) -> dict[str, str]:
     """Module -> version of every requirement in a go.mod (what a prototype was built from)."""
-    out: dict[str, str] = {}
-    try:
-        text = go_mod.read_text()
-    except OSError:
-        return out
-    in_block = False
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0].strip()
-        if line.startswith("require ("):
-            in_block = True
-            continue
-        if in_block and line == ")":
-            in_block = False
-            continue
-        if line.startswith("require "):
-            line = line[len("require ") :]
-        elif not in_block:
-            continue
-        parts = line.split()
-        if len(parts) >= 2:
-            out[parts[0]] = parts[1]
-    return out
+    return manifests.go_mod_requirements(go_mod)
 
 
 def collect_run(
@@ -570,6 +549,9 @@ def _interpreter(argv: Sequence[str]) -> str | None:
 def _lock_files(man: manifests.Manifest, repo: Path) -> list[Path]:
     """The manifest's lock_files; without them a Go prototype's go.mod and go.sum (in its
     directory or the nearest parent inside the repository)."""
+    if man.library_build is not None:
+        # Another library version is built against its own module file and checksums.
+        return [p for p in man.library_build.inputs if p.suffix in (".mod", ".sum")]
     declared = man.raw.get("lock_files")
     if isinstance(declared, list):
         return [man.directory / str(p) for p in declared]
@@ -646,10 +628,30 @@ def prototype_record(
         doc["go_mod_directive"] = directive.group(1) if directive else None
         doc["go_modules"] = go_modules(go_mod) if go_mod is not None else {}
         doc["go_build"] = build
+        # The versions really linked, from the build info, of every library the manifest names:
+        # the evidence that the cell's library_version is what ran, whatever anything claimed.
+        doc["linked_versions"] = linked_versions(man, build)
+    vb = man.library_build
+    doc["library_build"] = {"library": vb.library, "version": vb.version} if vb else None
     if doc["runtime"] is None and man.engine:
         # A game-engine build (Unity) is run by its engine, which the manifest names.
         doc.update(runtime=man.engine, runtime_source="engine in the manifest")
     return doc
+
+
+def linked_versions(man: manifests.Manifest, build: Mapping[str, Any] | None) -> dict[str, str]:
+    """Library -> the module version the executable was linked with (go version -m), for every
+    library of the manifest's transports and library_versions that the build info lists (not
+    the standard library nor a C library; none when the build info is unreadable)."""
+    modules = (build or {}).get("modules", {})
+    names = dict.fromkeys([*(t.library for t in man.transports), *man.library_versions])
+    out: dict[str, str] = {}
+    for name in names:
+        if name in modules:
+            out[name] = str(modules[name]).split(" ", 1)[0]
+        elif name == "go" and build:
+            out[name] = str(build["go"])
+    return out
 
 
 def processes_recorded(log_dir: Path) -> dict[str, dict[str, Any]]:

@@ -327,6 +327,11 @@ def _execute(run: _Run, repo: Path) -> None:
     if not proto_path.is_absolute():
         proto_path = repo / proto_path
     man = manifests.load(proto_path)
+    # Another library version runs its own build of the same source (cached: a no-op when the
+    # workflow built it before the runs); pinned runs the manifest's executable.
+    man = man.for_version(cell["transport"], str(cell.get("library_version", manifests.PINNED)))
+    if man.library_build is not None:
+        manifests.build_version(man.library_build)
     run.manifest = man
     profile_name, profile = profiles.resolve(cell["network_profile"])
     needs_emu = profiles.needs_emulator(profile)

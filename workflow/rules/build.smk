@@ -6,9 +6,15 @@
 import shlex
 import subprocess
 
+from prototypes.contract import manifest as manifests
+
 REF = REPO / "prototypes" / "reference"
 REF_BINARY = REF / "bin" / "netstick-ref"
-REF_BUILD = "GOTOOLCHAIN=local go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref"
+# Run in prototypes/reference; the build settings setup wrote (CGO_ENABLED=0 without libenet).
+REF_BUILD = (
+    "{ [ ! -f ../../.tools/netstick-build.env ] || . ../../.tools/netstick-build.env; } && "
+    "GOTOOLCHAIN=local go build -trimpath -o bin/netstick-ref ./cmd/netstick-ref"
+)
 
 
 def _ref_sources():
@@ -82,6 +88,16 @@ def _build_before_runs():
                 f"building a prototype failed (exit {res.returncode}): cd {cwd} && {command}\n"
                 + (res.stderr or res.stdout)[-3000:]
             )
+    # Other library versions the plan names: one build each from the same source against that
+    # version's module file, cached (rebuilt only when a source or its .mod/.sum changed). A
+    # version that does not build stops here, naming the library, the version and the
+    # compiler's message.
+    for vb in campaigns.version_builds_of(PLAN):
+        try:
+            if manifests.build_version(vb):
+                print(f"built {vb.library}@{vb.version}: {vb.executable}", file=sys.stderr)
+        except manifests.VersionBuildError as exc:
+            raise WorkflowError(str(exc)) from None
 
 
 def _dry_run():
