@@ -80,6 +80,7 @@ include: "workflow/rules/campaign.smk"
 include: "workflow/rules/results.smk"
 include: "workflow/rules/bench.smk"
 include: "workflow/rules/reanalysis.smk"
+include: "workflow/rules/history.smk"
 
 
 localrules:

@@ -2,14 +2,18 @@
 
     netstick history render TABLES --out report/_output/history/index.html
 
-TABLES holds stats.history's trends.csv, verdicts.csv and history.json. Here the findings become
-sentences (report.sentences) and the metric's unit the shown one, written as report.json
-(--figures, by default a temporary directory) beside which report/history.qmd reads the tables.
-Nothing is computed here.
+TABLES holds stats.history's trends.csv, verdicts.csv and history.json (`netstick history
+compute`, trends over results directories), or regressions.json with night-trends.csv (tonight
+against its rolling baseline from the history store: `netstick history decide|confirm`,
+`snakemake confirm`), or both. Here the findings and verdicts become sentences
+(report.sentences) and the metric's unit the shown one, written as report.json (--figures, by
+default a temporary directory) beside which report/history.qmd reads the tables. Nothing is
+computed here.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +24,7 @@ from workflow.files import REPO, write_json
 
 SOURCE: Final = Path(__file__).with_name("history.qmd")
 DEFAULT_OUT: Final = REPO / "report" / "_output" / "history" / "index.html"
+DECISION_SCHEMA: Final = 1  # regressions.json's schema (stats.history.REGRESSIONS_SCHEMA)
 
 
 class HistoryReportError(ValueError):
@@ -36,16 +41,85 @@ def load(tables: Path) -> dict[str, Any]:
     return doc
 
 
+def load_decision(tables: Path) -> dict[str, Any]:
+    path = tables / "regressions.json"
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise HistoryReportError(
+            f"{path}: not readable ({exc}); run `netstick history confirm` first"
+        ) from None
+    if doc.get("schema") != DECISION_SCHEMA or not isinstance(doc.get("cells"), list):
+        raise HistoryReportError(f"{path}: expected schema {DECISION_SCHEMA} with a cells list")
+    if not (tables / "night-trends.csv").is_file():
+        raise HistoryReportError(f"{tables / 'night-trends.csv'}: missing beside {path.name}")
+    return doc
+
+
+def _interval(iv: list[float | None] | None) -> str:
+    if not iv or iv[0] is None or iv[1] is None:
+        return "no interval"
+    return f"[{iv[0]:.3g}, {iv[1]:.3g}]"
+
+
+def verdict_sentence(cell: dict[str, Any], unit: str) -> str:
+    """One cell of a decision in words: its verdict, ratio with interval, q, confirmation."""
+    base, shown = sentences.convert(cell.get("baseline"), unit)
+    tonight, _ = sentences.convert(cell.get("tonight"), unit)
+    ratio = cell.get("ratio")
+    said = f"{cell['cell']}: {cell.get('verdict', 'no verdict')}"
+    if ratio is not None and base is not None and tonight is not None:
+        said += (
+            f", {tonight:.4g} {shown} tonight against {base:.4g} {shown} (ratio {ratio:.3g}, "
+            f"{_interval(cell.get('interval'))}, BH q {cell.get('q') or float('nan'):.2g})"
+        )
+    if cell.get("suspected"):
+        said += (
+            "; confirmed by the re-run"
+            if cell.get("confirmed")
+            else "; not confirmed by the re-run (not reported as a regression)"
+            if cell.get("confirmed") is False
+            else "; awaiting the confirming re-run"
+        )
+    return said
+
+
 def shape(tables: Path) -> dict[str, Any]:
     """report.json: the findings' sentences and the metric's shown unit with the factor that
-    takes stored values to it."""
-    doc = load(tables)
-    factor, shown = sentences.convert(1.0, str(doc.get("unit", "count")))
-    return {
+    takes stored values to it; with a decision, its sentences, confirmed regressions first."""
+    has_trends = (tables / "history.json").is_file()
+    has_decision = (tables / "regressions.json").is_file()
+    if not has_trends and not has_decision:
+        raise HistoryReportError(
+            f"{tables}: neither history.json (`netstick history compute`) nor regressions.json "
+            "(`netstick history confirm`)"
+        )
+    doc = load(tables) if has_trends else {"findings": [], "unit": None}
+    decision = load_decision(tables) if has_decision else None
+    unit = str(doc.get("unit") or (decision or {}).get("unit") or "count")
+    factor, shown = sentences.convert(1.0, unit)
+    out: dict[str, Any] = {
         "sentences": [sentences.sentence(f) for f in doc["findings"]],
         "unit_shown": shown,
         "unit_factor": factor,
+        "has_trends": has_trends,
+        "has_decision": has_decision,
     }
+    if decision is not None:
+        cells = sorted(
+            decision["cells"], key=lambda c: (not c.get("confirmed"), not c["suspected"], c["cell"])
+        )
+        out["decision"] = {
+            "metric": decision["metric"],
+            "night": decision["night"],
+            "baseline_nights": len(decision["baseline_nights"]),
+            "k": decision["k"],
+            "min_effect": decision["min_effect"],
+            "confirmed": [c["cell"] for c in cells if c.get("confirmed")],
+            "sentences": [verdict_sentence(c, unit) for c in cells],
+            "note": decision.get("note"),
+        }
+    return out
 
 
 def render(tables: Path, out: Path, figures: Path | None = None) -> str:

@@ -280,6 +280,54 @@ def _add_report(sub: SubParsers) -> None:
     q = _command(hsub, "render", "workflow.cli.report:history_render", "the history report")
     q.add_argument("tables", type=Path, help="tables directory (from compute)")
     q.add_argument("--out", type=Path, required=True, help="HTML file")
+    hist = DATA / "history"
+
+    def history_dir(q: argparse.ArgumentParser) -> None:
+        q.add_argument(
+            "--history-dir", type=Path, default=hist, help="history store (default data/history)"
+        )
+
+    def decision_args(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--metric", default="rtt_net_p50_us", help="runs-table metric")
+        q.add_argument("--k", type=int, default=5, help="baseline: the last k comparable nights")
+        q.add_argument(
+            "--min-effect", type=float, default=0.05, help="smallest ratio change that matters"
+        )
+
+    q = _command(hsub, "list", "workflow.cli.history:list_", "the nights in the history store")
+    history_dir(q)
+    q = _command(hsub, "show", "workflow.cli.history:show", "a campaign's nights, cell by cell")
+    q.add_argument("campaign", help="campaign name (data/history/<campaign>)")
+    q.add_argument("--cell", default=None, help="one cell's series (apache-otava's CSV shape)")
+    q.add_argument("--otava-csv", type=Path, default=None, help="write --cell's series here")
+    q.add_argument("--metric", default="rtt_net_p50_us", help="metric of the cell-by-night table")
+    history_dir(q)
+    q = _command(
+        hsub, "import", "workflow.cli.history:import_", "append a results directory (idempotent)"
+    )
+    q.add_argument("results", type=Path, help="results directory with runs.parquet")
+    history_dir(q)
+    q = _command(hsub, "decide", "workflow.cli.history:decide", "tonight against the last k nights")
+    q.add_argument("campaign", help="campaign name (data/history/<campaign>)")
+    q.add_argument("--out", type=Path, required=True, help="decision JSON (confirmed: null)")
+    decision_args(q)
+    history_dir(q)
+    q = _command(
+        hsub, "confirm-plan", "workflow.cli.history:confirm_plan", "campaign re-running suspects"
+    )
+    q.add_argument("regressions", type=Path, help="decision JSON (from decide)")
+    q.add_argument("--campaign-file", default=None, help="the night's campaign (default: named)")
+    q.add_argument("--out", type=Path, required=True, help="directory of the campaign file")
+    q.add_argument("--prototypes", default="", help="the night's --prototypes, if any")
+    q.add_argument("--repetitions", type=int, default=None, help="the night's override, if any")
+    q.add_argument("--duration-s", type=float, default=None, help="the night's override, if any")
+    q = _command(
+        hsub, "confirm", "workflow.cli.history:confirm", "fill in confirmed from the re-run"
+    )
+    q.add_argument("regressions", type=Path, help="decision JSON (from decide)")
+    q.add_argument("--rerun", type=Path, required=True, help="results of the confirming campaign")
+    q.add_argument("--out", type=Path, required=True, help="regressions.json")
+    history_dir(q)
 
 
 def _add_bench(sub: SubParsers) -> None:
@@ -327,6 +375,30 @@ def _add_bench(sub: SubParsers) -> None:
         "a fault drill on short campaigns: statuses, orphans, runs lost or changed",
     )
     q.add_argument("--out", type=Path, default=bench / "faults.json")
+
+    q = _command(
+        bsub,
+        "versions",
+        "workflow.cli.runs:bench_versions",
+        "two published versions of kcp-go and quic-go side by side: ratios with intervals",
+    )
+    q.add_argument("--out", type=Path, default=bench / "versions.json")
+
+    q = _command(
+        bsub,
+        "history",
+        "workflow.cli.bench.history:cli",
+        "identical nights raise no alarm; a night with emulated delay is flagged and confirmed",
+    )
+    q.add_argument("--out", type=Path, default=bench / "history.json")
+    q.add_argument("--work", type=Path, default=DATA / "bench-runs" / "history")
+    q.add_argument("--transports", default="tcp,udp", help="reference transports (default tcp,udp)")
+    q.add_argument("--players", type=_positive_int, default=20)
+    q.add_argument("--repetitions", type=_positive_int, default=6, help="runs per cell and night")
+    q.add_argument("--duration-s", type=_seconds(0, True), default=5.0, help="window (default 5)")
+    q.add_argument("--nights", type=_positive_int, default=5, help="identical nights (default 5)")
+    q.add_argument("--delay-ms", type=float, default=1.0, help="one-way delay of the last night")
+    q.add_argument("--cores", type=_positive_int, default=1, help="snakemake --cores")
 
     q = _command(
         bsub,

@@ -124,6 +124,19 @@ def bench_faults(args: argparse.Namespace) -> int:
     return 0
 
 
+def bench_versions(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import versions
+
+    doc = versions.run(args.out, REPO)
+    for r in doc["comparisons"]:
+        print(
+            f"{r['a']} -> {r['b']} {r['metric']}: {r['ratio_b_over_a']:.3f} "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}"
+        )
+    print(f"results in {args.out}")
+    return 0
+
+
 def bench_show(args: argparse.Namespace) -> int:
     from workflow.cli.bench import record
     from workflow.files import read_json

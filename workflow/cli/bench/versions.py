@@ -1,0 +1,97 @@
+"""bench-versions: two published versions of a library side by side (data/bench/versions.json).
+
+The nightly's third validation: real versions, not an injected fault. A short campaign runs the
+reference prototype at 100 active players with kcp-go v5.6.72 (pinned) against v5.7.5 and quic-go
+v0.65.0 (pinned) against v0.60.0, 6 runs of 12 s per cell, through Snakemake as `make run` does;
+the statistics stage compares the versions of each transport (ratio of medians with its 95 %
+interval, Cliff's delta, BH-adjusted Mann-Whitney p). The record keeps every comparison: a real
+difference where the interval excludes 1 and the adjusted p is below 0.05, else the bound on it
+(the interval).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from workflow.cli.bench import record
+
+VERSIONS = {"kcp": ["pinned", "v5.7.5"], "quic": ["pinned", "v0.60.0"]}
+METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores")
+
+
+def campaign_doc() -> dict[str, Any]:
+    return {
+        "name": "bench-versions",
+        "description": "kcp-go and quic-go: the pinned version against one other, side by side",
+        "seed": 20261126,
+        "repetitions": 6,
+        "defaults": {"duration_s": 12, "tick_rate_hz": 60, "network_profile": "lan"},
+        "matrix": [
+            {
+                "name": "versions",
+                "prototypes": [
+                    {"name": "reference", "transports": list(VERSIONS), "versions": VERSIONS}
+                ],
+                "players": [100],
+                "workloads": [{"name": "active"}],
+            }
+        ],
+    }
+
+
+def run(out: Path, repo: Path) -> dict[str, Any]:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    root = repo / "data" / "bench-runs" / f"versions-{stamp}"
+    (root / "work").mkdir(parents=True)
+    camp = root / "bench-versions.yaml"
+    camp.write_text(yaml.safe_dump(campaign_doc(), sort_keys=False))
+    t0 = time.monotonic()
+    res = subprocess.run(
+        [str(Path(sys.executable).with_name("snakemake")), "-s", str(repo / "Snakefile"),
+         "-d", str(root / "work"), "--config", f"campaign={camp}",
+         f"data_dir={root / 'data'}", f"report_dir={root / 'report'}"],
+        cwd=repo, capture_output=True, text=True, timeout=3600,
+    )  # fmt: skip
+    (root / "snakemake.log").write_text(res.stdout + res.stderr)
+    if res.returncode != 0:
+        raise RuntimeError(f"the versions campaign failed; see {root / 'snakemake.log'}")
+    results = root / "data" / "results" / "bench-versions"
+    comps = pl.read_parquet(results / "comparisons.parquet")
+    rows = []
+    for r in comps.filter(pl.col("metric").is_in(list(METRICS))).iter_rows(named=True):
+        low, high, q = r["ci_low"], r["ci_high"], r.get("p_bh")
+        real = low is not None and high is not None and (low > 1 or high < 1) and (q or 1) < 0.05
+        rows.append(
+            {
+                "a": r["a"],
+                "b": r["b"],
+                "metric": r["metric"],
+                "ratio_b_over_a": r["ratio_b_over_a"],
+                "ci_low": low,
+                "ci_high": high,
+                "cliffs_delta": r["cliffs_delta"],
+                "p_bh": q,
+                "n_a": r["n_a"],
+                "n_b": r["n_b"],
+                "verdict": "difference" if real else "no difference shown; bound = interval",
+            }
+        )
+    body = {
+        "measured": {
+            "wall_s": round(time.monotonic() - t0, 1),
+            "comparisons": len(rows),
+            "differences": sum(1 for r in rows if r["verdict"] == "difference"),
+        },
+        "versions": VERSIONS,
+        "comparisons": rows,
+        "raw": str(root),
+        "targets": [],
+    }
+    return record.write(out, "bench-versions", body, repo=repo)
