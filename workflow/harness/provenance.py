@@ -242,10 +242,14 @@ def apt_packages(repo: Path) -> dict[str, Any]:
         text = (repo / "workflow" / "setup.sh").read_text()
     except OSError:
         return {"names": [], "installed": f"{NOT_AVAILABLE}: workflow/setup.sh missing"}
-    match = re.search(r"^APT_PACKAGES=\(([^)]*)\)", text, re.M)
-    names = match.group(1).split() if match else []
+    # What a run needs and what only the tests add (setup.sh --for run|test).
+    names = [
+        name
+        for group in re.findall(r"^(?:RUN|TEST)_PACKAGES=\(([^)]*)\)", text, re.M)
+        for name in group.split()
+    ]
     if not names:
-        return {"names": [], "installed": f"{NOT_AVAILABLE}: no APT_PACKAGES in setup.sh"}
+        return {"names": [], "installed": f"{NOT_AVAILABLE}: no RUN_PACKAGES in setup.sh"}
     out = _tool(["dpkg-query", "-W", "-f=${Package}\\t${Version}\\n", *names])
     if out is None:
         # dpkg-query exits 1 when one name is not installed; ask one by one (bounded by names).
