@@ -4,7 +4,8 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 export PATH := $(CURDIR)/.tools/go/bin:$(PATH)
 export GOTOOLCHAIN := local
-export GOFLAGS := -mod=readonly
+# No GOFLAGS: Go's own default is -mod=readonly, and -mod=vendor where a module has a vendor
+# directory (`go mod vendor` on a connected machine, copied over: how an offline node builds).
 # Build settings setup wrote (CGO_ENABLED=0 where there is no libenet), exported to every recipe:
 # the workflow's own builds (library versions) inherit them.
 -include .tools/netstick-build.env
@@ -93,7 +94,9 @@ fuzz: setup
 	  (cd $(REF) && go test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZ_EXECS)x ./internal/$$pkg/) || exit 1; \
 	done
 
+# apache-otava's own command line (.tools/otava) reads the history's series in a test.
 test-python: build
+	workflow/tools/install-otava.sh
 	$(PY) -m pytest -q
 
 # The tool measuring itself: `netstick bench NAME` writes data/bench/NAME.json.

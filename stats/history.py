@@ -430,6 +430,25 @@ def otava_series(history: pl.DataFrame, cell: str) -> pl.DataFrame:
     return rows.select("time", *metrics, "commit")
 
 
+def otava_config(cell: str, series_csv: Path, columns: Sequence[str]) -> dict[str, Any]:
+    """apache-otava's configuration for one series file (`otava analyze <cell>` with
+    OTAVA_CONFIG pointing at it): a csv test whose metrics are the series' metric columns, lower
+    is better for all of them (direction -1)."""
+    return {
+        "tests": {
+            cell: {
+                "type": "csv",
+                "file": str(series_csv),
+                "time_column": "time",
+                "attributes": ["commit"],
+                "metrics": {
+                    c: {"column": c, "direction": -1} for c in columns if c in HISTORY_METRICS
+                },
+            }
+        }
+    }
+
+
 def _runs_of(history: pl.DataFrame, metric: str) -> pl.DataFrame:
     """The stored run values as a runs table (cell_id, status, metric) for stats.regress."""
     col = metric + RUNS_SUFFIX

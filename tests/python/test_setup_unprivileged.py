@@ -1,12 +1,14 @@
 """workflow/setup.sh as an unprivileged user on a machine without apt or libenet: it installs
-nothing system-wide, lists what is missing, and the reference built without cgo runs a short cell
-with isolation none (tcp works, enet fails saying why).
+nothing system-wide, lists what is missing, `make build` builds the reference without cgo, a short
+campaign with isolation none runs through Snakemake to its report, and an enet run fails saying
+why.
 
 Simulated where this machine differs: the user is created with useradd and works via `runuser`;
-apt-get, apt and dpkg* are left off its PATH; libenet is hidden from pkg-config (PKG_CONFIG_LIBDIR
-at an empty directory). No network: the Go modules come vendored (`go mod vendor` here, from the
-module cache, the way to bring them to an offline machine), the venv and the Go toolchain are
-this checkout's (the copy links them)."""
+apt-get and apt are left off its PATH (dpkg stays, see _path_without_apt); libenet is hidden from
+pkg-config (PKG_CONFIG_LIBDIR at an empty directory). No network: the Go modules come vendored
+(`go mod vendor` here, from the module cache, the way to bring them to an offline machine), the venv
+is this checkout's (the copy links it) and the Go toolchain is the one setup chose here (on the
+user's PATH)."""
 
 from __future__ import annotations
 
@@ -20,10 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 USER = "netstick-setup-test"
-GO = REPO / ".tools" / "go" / "bin" / "go"
+# make puts .tools/go/bin first on PATH when setup fetched a toolchain; else the system's Go.
+_GO_FOUND = shutil.which("go")
+GO = Path(_GO_FOUND).resolve() if _GO_FOUND else None
+GO_MODULES = ("prototypes/reference", "workflow/harness/netemu")
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("useradd") is None or shutil.which("runuser") is None,
@@ -44,17 +50,31 @@ def _user_dir() -> Iterator[Path]:
         subprocess.run(["userdel", "--remove", USER], capture_output=True, check=False)
 
 
+def _copy_checkout(dest: Path) -> None:
+    """The checkout's files as a clone would have them (tracked and new, not ignored): no data,
+    builds, venv or tools of this checkout."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.decode()  # fmt: skip
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if not src.is_file():  # deleted in the working tree, not yet in the index
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+
+
 def _path_without_apt(tmp: Path) -> str:
-    """A PATH with every command of /usr/local/bin, /usr/bin and /bin except apt, apt-get, dpkg*."""
+    """A PATH with every command of /usr/local/bin, /usr/bin and /bin except apt and apt-get. The
+    dpkg tools stay: Debian's R packages (r-cran-rmarkdown) ask dpkg for the version of the jQuery
+    they use instead of bundling it, as R packages from CRAN (an EL machine's) do; without root
+    dpkg installs nothing, and setup takes its apt path only as root."""
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     for d in ("/usr/local/bin", "/usr/bin", "/bin"):
         for f in Path(d).iterdir():
-            if (
-                f.name in {"apt", "apt-get"}
-                or f.name.startswith("dpkg")
-                or (bin_dir / f.name).exists()
-            ):
+            if f.name in {"apt", "apt-get"} or (bin_dir / f.name).exists():
                 continue
             (bin_dir / f.name).symlink_to(f)
     return f"{GO.parent}:{bin_dir}"
@@ -77,27 +97,22 @@ def built() -> Iterator[tuple[Path, dict[str, str]]]:
 
 
 def _setup_and_build(user_dir: Path) -> tuple[Path, dict[str, str]]:
-    if not (REPO / ".venv" / ".netstick-requirements").exists() or not GO.exists():
-        pytest.skip("needs this checkout's .venv and .tools/go (make setup)")
+    if not (REPO / ".venv" / ".netstick-requirements").exists() or GO is None:
+        pytest.skip("needs this checkout's .venv and a Go toolchain on PATH (make setup)")
     copy = user_dir / "netstick"
-    (copy / "workflow").mkdir(parents=True)
-    shutil.copy(REPO / "workflow" / "setup.sh", copy / "workflow" / "setup.sh")
-    for f in ("requirements.txt", "requirements-nodeps.txt"):
-        shutil.copy(REPO / f, copy / f)
+    _copy_checkout(copy)
     (copy / ".venv").symlink_to(REPO / ".venv")
-    (copy / "profiles" / "das6").mkdir(parents=True)
-    ref = copy / "prototypes" / "reference"
-    shutil.copytree(
-        REPO / "prototypes" / "reference", ref, ignore=shutil.ignore_patterns("bin", "vendor")
-    )
     go_env = {**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}
-    vendored = subprocess.run(
-        [str(GO), "mod", "vendor"], cwd=ref, env=go_env, capture_output=True, text=True, check=False
-    )
-    if vendored.returncode != 0:
-        pytest.skip(
-            f"go mod vendor offline failed (modules not downloaded?): {vendored.stderr[:200]}"
-        )
+    for module in GO_MODULES:
+        vendored = subprocess.run(
+            [str(GO), "mod", "vendor"], cwd=copy / module, env=go_env,
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if vendored.returncode != 0:
+            pytest.skip(
+                f"go mod vendor offline failed in {module} (modules not downloaded?): "
+                f"{vendored.stderr[:200]}"
+            )
     empty = user_dir / "pkgconfig"
     empty.mkdir()
     subprocess.run(["chown", "-R", USER, str(copy)], check=True)
@@ -110,28 +125,13 @@ def _setup_and_build(user_dir: Path) -> tuple[Path, dict[str, str]]:
         "GOPROXY": "off",
     }
 
-    setup = _as_user(["workflow/setup.sh", "--for", "run"], copy, env, 30)
+    setup = _as_user(["workflow/setup.sh", "--for", "run"], copy, env, 60)
     assert setup.returncode == 0, f"workflow/setup.sh --for run as {USER} failed:\n{setup.stderr}"
-    assert "mode user" in setup.stderr and "WITHOUT the enet transport" in setup.stderr
-    assert "apt-get install" not in setup.stderr
-    assert (copy / ".tools" / "netstick-build.env").read_text() == "export CGO_ENABLED=0\n"
-    assert (home / ".config" / "snakemake" / "das6").is_symlink()
-
-    # make build's recipe for the reference, with setup's CGO_ENABLED (make build itself would also
-    # build netemu, which an isolation-none run does not use).
-    build = _as_user(
-        [
-            "bash",
-            "-c",
-            ". .tools/netstick-build.env && cd prototypes/reference"
-            " && go build -mod=vendor -trimpath -o bin/netstick-ref ./cmd/netstick-ref",
-        ],
-        copy,
-        env,
-        75,
-    )
-    assert build.returncode == 0, f"building the reference without cgo failed:\n{build.stderr}"
     (copy / "setup.stderr").write_text(setup.stderr)
+    # What the workflow's own build step runs (the reference manifest's build command): setup
+    # again, then the reference and the emulator, from the vendored modules.
+    build = _as_user(["make", "build", "SETUP_FOR=run"], copy, env, 240)
+    assert build.returncode == 0, f"make build as {USER} failed:\n{build.stderr[-3000:]}"
     return copy, env
 
 
@@ -142,16 +142,19 @@ def test_setup_as_a_user_without_apt_or_libenet_builds_the_reference_without_ene
     stderr = (copy / "setup.stderr").read_text()
     assert "mode user" in stderr and "WITHOUT the enet transport" in stderr
     assert "libenet-dev" in stderr, "the warning must say how to get libenet"
+    assert "apt-get install" not in stderr
     assert (copy / ".tools" / "netstick-build.env").read_text() == "export CGO_ENABLED=0\n"
+    assert (Path(f"/home/{USER}") / ".config" / "snakemake" / "das6").is_symlink()
     assert (copy / "prototypes" / "reference" / "bin" / "netstick-ref").is_file()
+    assert (copy / "workflow" / "harness" / "netemu" / "bin" / "netemu").is_file()
 
 
-def _run_cell(copy: Path, env: dict[str, str], transport: str) -> subprocess.CompletedProcess[str]:
-    """`netstick run-cell` as the user: one 1-second repetition, 2 idle players, isolation none."""
+def test_an_enet_run_without_libenet_fails_saying_why(built: tuple[Path, dict[str, str]]) -> None:
+    copy, env = built
     cell = {
-        "cell_id": f"user-{transport}",
+        "cell_id": "user-enet",
         "prototype": str(copy / "prototypes" / "reference" / "prototype.yaml"),
-        "transport": transport,
+        "transport": "enet",
         "players": 2,
         "workload": "idle",
         "duration_s": 1,
@@ -160,16 +163,10 @@ def _run_cell(copy: Path, env: dict[str, str], transport: str) -> subprocess.Com
         "placement": "local",
         "baseline_s": 0,
     }
-    (copy / f"{transport}.json").write_text(json.dumps(cell))
-    subprocess.run(["chown", USER, str(copy / f"{transport}.json")], check=True)
-    netstick = str(REPO / ".venv" / "bin" / "netstick")
-    args = [netstick, "run-cell", f"{transport}.json", "--out", f"runs/{transport}"]
-    return _as_user(args, copy, env, 30)
-
-
-def test_an_enet_run_without_libenet_fails_saying_why(built: tuple[Path, dict[str, str]]) -> None:
-    copy, env = built
-    run = _run_cell(copy, env, "enet")
+    (copy / "enet.json").write_text(json.dumps(cell))
+    subprocess.run(["chown", USER, str(copy / "enet.json")], check=True)
+    args = [".venv/bin/netstick", "run-cell", "enet.json", "--out", "runs/enet"]
+    run = _as_user(args, copy, env, 30)
     assert run.returncode != 0
     assert not (copy / "runs" / "enet" / "meta.json").exists()
     kept = "".join(
@@ -180,10 +177,45 @@ def test_an_enet_run_without_libenet_fails_saying_why(built: tuple[Path, dict[st
 
 # A build without libenet records no libenet version; the contract check requires only the
 # library of the run's own transport, so its tcp runs are data.
-def test_a_tcp_run_with_isolation_none_as_the_user(built: tuple[Path, dict[str, str]]) -> None:
+def test_a_short_campaign_with_isolation_none_runs_to_its_report_as_the_user(
+    built: tuple[Path, dict[str, str]],
+) -> None:
     copy, env = built
-    run = _run_cell(copy, env, "tcp")
-    meta = copy / "runs" / "tcp" / "meta.json"
-    assert meta.exists(), f"run-cell tcp as {USER} wrote no meta.json:\n{run.stderr}"
-    status = json.loads((meta.parent / "status.json").read_text())
-    assert status["status"] == "ok", status
+    campaign = {
+        "name": "user-short",
+        "description": "tcp of the reference as an unprivileged user, without namespaces",
+        "seed": 7,
+        "repetitions": 2,
+        "defaults": {
+            "duration_s": 2,
+            "network_profile": "lan",
+            "isolation": "none",
+            "baseline_s": 0,
+        },
+        "matrix": [
+            {
+                "name": "user",
+                "prototypes": [{"name": "reference", "transports": ["tcp"]}],
+                "players": [2],
+                "workloads": [{"name": "active"}],
+            }
+        ],
+    }
+    path = copy / "user-short.yaml"
+    path.write_text(yaml.safe_dump(campaign, sort_keys=False))
+    subprocess.run(["chown", USER, str(path)], check=True)
+    run = _as_user(
+        [".venv/bin/snakemake", "--cores", "2", "--config", "campaign=user-short.yaml"],
+        copy, env, 420,
+    )  # fmt: skip
+    assert run.returncode == 0, f"the campaign as {USER} failed:\n{run.stderr[-3000:]}"
+    metas = sorted((copy / "data" / "raw" / "user-short").rglob("meta.json"))
+    assert len(metas) == 2, [str(m) for m in metas]
+    for meta_path in metas:
+        meta = json.loads(meta_path.read_text())
+        assert meta["isolation"] == "none", meta_path
+        status = json.loads((meta_path.parent / "status.json").read_text())
+        assert status["status"] == "ok", (meta_path, status)
+    assert (copy / "data" / "results" / "user-short").is_dir()
+    report = copy / "report" / "_output" / "user-short" / "index.html"
+    assert report.is_file() and report.stat().st_size > 0, run.stderr[-2000:]

@@ -51,7 +51,11 @@ def show(args: argparse.Namespace) -> int:
             series = history.otava_series(table, args.cell)
             if args.otava_csv:
                 series.write_csv(args.otava_csv)
+                config = args.otava_csv.with_suffix(".otava.yaml")
+                doc = history.otava_config(args.cell, args.otava_csv.resolve(), series.columns)
+                write_text(config, yaml.safe_dump(doc, sort_keys=False))
                 print(f"otava series: {args.otava_csv}")
+                print(f"otava: OTAVA_CONFIG={config} otava analyze {args.cell}")
                 return 0
             shown = series
         else:

@@ -299,7 +299,12 @@ def _add_report(sub: SubParsers) -> None:
     q = _command(hsub, "show", "workflow.cli.history:show", "a campaign's nights, cell by cell")
     q.add_argument("campaign", help="campaign name (data/history/<campaign>)")
     q.add_argument("--cell", default=None, help="one cell's series (apache-otava's CSV shape)")
-    q.add_argument("--otava-csv", type=Path, default=None, help="write --cell's series here")
+    q.add_argument(
+        "--otava-csv",
+        type=Path,
+        default=None,
+        help="write --cell's series here, and apache-otava's configuration beside it (.otava.yaml)",
+    )
     q.add_argument("--metric", default="rtt_net_p50_us", help="metric of the cell-by-night table")
     history_dir(q)
     q = _command(

@@ -18,7 +18,7 @@ if [[ -x $BIN/actionlint ]] && "$BIN/actionlint" -version | head -1 | grep -qx "
 fi
 mkdir -p "$BIN"
 echo "install-linters: actionlint $ACTIONLINT_VERSION -> .tools/bin/actionlint"
-# GOFLAGS from the Makefile (-mod=readonly) applies to the project's modules, not to this install.
+# GOFLAGS (a caller's -mod=...) applies to the project's modules, not to this install.
 if ! GOBIN=$BIN GOFLAGS= GOTOOLCHAIN=local "$GO" install \
   "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"; then
   echo "install-linters: go install github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION failed" >&2
