@@ -21,7 +21,7 @@ FUZZ_EXECS ?= 300000
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build versions run report demo test test-go test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
+.PHONY: all setup build versions run report demo test test-go test-csharp test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
 
 all: build
 
@@ -66,7 +66,7 @@ report: setup
 demo: build
 	$(NETSTICK) demo
 
-test: build lint test-go fuzz test-python
+test: build lint test-go fuzz test-csharp test-python
 
 lint: setup
 	@cd $(REF) && test -z "$$(gofmt -l .)" || { echo "gofmt: these files need formatting:"; gofmt -l .; exit 1; }
@@ -86,6 +86,10 @@ lint: setup
 test-go: setup
 	cd $(REF) && go test -race -count=1 -timeout 300s ./...
 	cd workflow/harness/netemu && go test -count=1 -timeout 300s ./...
+
+# Netstick.Core (the contract in C# for the mono and Unity prototypes): mcs builds it, NUnit tests it.
+test-csharp: setup
+	prototypes/unity/build-core.sh
 
 # Bounded fuzzing of every decoder that reads from the network ($(FUZZ_EXECS) executions each).
 fuzz: setup

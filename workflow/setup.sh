@@ -48,8 +48,10 @@ step_done() { steps+=("\"$1\": $(awk -v a="$t_step" -v b="$(date +%s.%N)" 'BEGIN
 # What a run needs: the cgo build with libenet, Python, the Go download, process and network
 # tools, and the report (R's figure packages, poppler for the PDF's page images).
 RUN_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 r-base-core r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-data.table r-cran-jsonlite poppler-utils)
-# What only the tests need: a local SLURM cluster, NIC counters, the browser prototypes.
-TEST_PACKAGES=(ethtool slurm-wlm munge slurmdbd mariadb-server chromium)
+# What only the tests need: a local SLURM cluster, NIC counters, the browser prototypes, and mono
+# with NUnit for Netstick.Core and the C# prototype prototypes/mono (a campaign naming that
+# prototype needs mono-devel too; its build says so when mcs is missing).
+TEST_PACKAGES=(ethtool slurm-wlm munge slurmdbd mariadb-server chromium mono-devel nunit-console libnunit-cil-dev)
 APT_PACKAGES=("${RUN_PACKAGES[@]}")
 [[ $FOR == test ]] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 R_PACKAGES=(ggplot2 knitr rmarkdown data.table jsonlite)
@@ -70,9 +72,11 @@ else
   # No package manager of ours: check the commands, say what is missing and how to get it.
   # command:what-it-is-for:where-to-get-it (Debian package; the flake provides all of them)
   checks=("python3:the venv:python3 python3-venv" "ip:network namespaces (isolation netns):iproute2"
-    "pgrep:process monitoring:procps" "pdftoppm:the report's page images:poppler-utils")
+    "pgrep:process monitoring:procps" "pdftoppm:the report's page images:poppler-utils"
+    "mcs:building the C# prototype and Netstick.Core:mono-devel" "mono:running the C# prototype:mono-devel")
   [[ $FOR == test ]] && checks+=("ethtool:NIC counters in tests:ethtool" "sbatch:the SLURM tests:slurm-wlm munge slurmdbd"
-    "mysqld:the SLURM accounting tests:mariadb-server" "chromium:the browser prototypes:chromium")
+    "mysqld:the SLURM accounting tests:mariadb-server" "chromium:the browser prototypes:chromium"
+    "nunit-console:Netstick.Core's tests (make test-csharp):nunit-console libnunit-cil-dev")
   absent=()
   for c in "${checks[@]}"; do
     IFS=: read -r cmd why pkgs <<<"$c"

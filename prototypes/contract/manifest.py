@@ -91,10 +91,11 @@ class LibraryBuilds:
     one."""
 
     libraries: Mapping[str, tuple[str, ...]]
-    command: tuple[str, ...]
+    command: tuple[str, ...]  # empty when the versions are built elsewhere (build.external)
     executable: str  # template, relative to the manifest's directory
     inputs: tuple[str, ...]  # glob templates, relative to the manifest's directory
     timeout_s: float
+    client_executable: str | None = None  # template; None: clients run `executable`
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +110,30 @@ class VersionBuild:
     inputs: tuple[Path, ...]  # existing files it depends on
     missing_inputs: tuple[str, ...]  # patterns that matched nothing
     timeout_s: float
+    client_executable: Path | None = None  # absolute; None: clients run `executable`
+    # Who builds this version when nothing here does (the manifest's build.external).
+    external: str | None = None
+    fetch: tuple[str, ...] = ()
+
+    @property
+    def executables(self) -> tuple[Path, ...]:
+        """The programs this build leaves: the server's, then the client's if it differs."""
+        client = self.client_executable
+        if client is None or client == self.executable:
+            return (self.executable,)
+        return (self.executable, client)
+
+    def missing_executables(self) -> tuple[Path, ...]:
+        return tuple(p for p in self.executables if not p.exists())
 
     def stale(self) -> bool:
-        """Whether the executable is missing or older than one of its inputs."""
-        if not self.executable.exists():
+        """Whether an executable is missing or older than one of its inputs (a build made
+        elsewhere is only ever missing: it is downloaded, so its time says nothing)."""
+        if self.missing_executables():
             return True
-        built = self.executable.stat().st_mtime
+        if self.external is not None:
+            return False
+        built = min(p.stat().st_mtime for p in self.executables)
         return any(p.stat().st_mtime > built for p in self.inputs)
 
 
@@ -133,7 +152,7 @@ class Manifest:
     engine: str | None
     build_command: tuple[str, ...] | None
     build_timeout_s: float
-    executable: Path  # absolute
+    executable: Path  # absolute; the server's program, and the clients' without client_executable
     launcher: tuple[str, ...]
     command_prefix: tuple[str, ...]
     server_command: tuple[str, ...]
@@ -149,11 +168,30 @@ class Manifest:
     library_builds: LibraryBuilds | None = None
     # Set by for_version: the build of another library version whose executable this names.
     library_build: VersionBuild | None = None
+    # The clients' program when it is not `executable` (absolute).
+    client_executable: Path | None = None
+    # build.external and build.fetch: who builds the executables when nothing here does.
+    build_external: str | None = None
+    build_fetch: tuple[str, ...] = ()
+    # Flags beyond the contract it accepts (name -> what it sets), passable as extra flags.
+    prototype_flags: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def directory(self) -> Path:
         """Where relative paths start and where the build command runs."""
         return self.path.parent
+
+    def program(self, role: str) -> Path:
+        """The executable a process of this role ("server" or "client") starts."""
+        if role == "client" and self.client_executable is not None:
+            return self.client_executable
+        return self.executable
+
+    @property
+    def executables(self) -> tuple[Path, ...]:
+        """The distinct programs the prototype runs: the server's, then the client's."""
+        client = self.program("client")
+        return (self.executable,) if client == self.executable else (self.executable, client)
 
     def transport(self, name: str) -> Transport:
         for t in self.transports:
@@ -196,6 +234,11 @@ class Manifest:
         lb = self.library_builds
         values = {"library": t.library, "version": version}
         executable = (self.directory / _fill(lb.executable, values)).resolve()
+        client = (
+            (self.directory / _fill(lb.client_executable, values)).resolve()
+            if lb.client_executable is not None
+            else None
+        )
         values["executable"] = str(executable)
         inputs: list[Path] = []
         missing: list[str] = []
@@ -214,6 +257,9 @@ class Manifest:
             inputs=tuple(inputs),
             missing_inputs=tuple(missing),
             timeout_s=lb.timeout_s,
+            client_executable=client,
+            external=self.build_external,
+            fetch=self.build_fetch,
         )
 
     def for_version(self, transport: str, version: str) -> Manifest:
@@ -237,15 +283,17 @@ class Manifest:
         return dataclasses.replace(
             self,
             executable=vb.executable,
+            client_executable=vb.client_executable,
             library_build=vb,
             library_versions=versions,
             transports=transports,
         )
 
-    def binary_argv(self) -> list[str]:
-        """What {binary} expands to: launcher, executable, command_prefix."""
+    def binary_argv(self, role: str = "server") -> list[str]:
+        """What {binary} expands to in a process of this role: launcher, the role's executable
+        (program), command_prefix."""
         launcher = [_fill(a, {"python": sys.executable}) for a in self.launcher]
-        return [*launcher, str(self.executable), *self.command_prefix]
+        return [*launcher, str(self.program(role)), *self.command_prefix]
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -325,8 +373,27 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
     problems += _check_template(
         "client_command", doc["client_command"], CLIENT_PLACEHOLDERS, required_client
     )
+    build = doc.get("build")
+    external = build is not None and "external" in build
+    if build is not None:
+        if ("command" in build) == external:
+            problems.append(
+                "key build: expected exactly one of command (a build run here) and external "
+                "(built elsewhere)"
+            )
+        for key in ("timeout_s",) if external else ("fetch",):
+            if key in build:
+                other = "command" if key == "timeout_s" else "external"
+                problems.append(f"key build.{key}: only allowed with build.{other}")
     lb = doc.get("library_builds")
     if lb is not None:
+        if not external:
+            for key in ("command", "inputs"):
+                if key not in lb:
+                    problems.append(
+                        f"key library_builds.{key}: missing; required unless build.external "
+                        "(the versions are built here)"
+                    )
         libraries = {t["library"] for t in doc["transports"]}
         for lib in lb["libraries"]:
             if lib not in libraries:
@@ -334,7 +401,9 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
                     f"key library_builds.libraries.{lib}: no transport uses this library; "
                     f"expected one of {', '.join(sorted(libraries))}"
                 )
-        for key in ("command", "executable", "inputs"):
+        for key in ("command", "executable", "client_executable", "inputs"):
+            if key not in lb:
+                continue
             elements = lb[key] if isinstance(lb[key], list) else [lb[key]]
             allowed = BUILD_PLACEHOLDERS if key == "command" else {"library", "version"}
             expected = " ".join(f"{{{n}}}" for n in sorted(allowed))
@@ -345,18 +414,52 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
                             f"key library_builds.{key}: unknown placeholder {{{name}}} in "
                             f"{element!r}; expected {expected}"
                         )
-        names = set(_placeholders(lb["executable"]) or [])
-        if not {"library", "version"} <= names:
-            problems.append(
-                "key library_builds.executable: must contain {library} and {version} so that "
-                "every version has its own executable"
-            )
+        for key in ("executable", "client_executable"):
+            if key in lb:
+                problems += _version_paths_problems(doc, lb, key, external)
     for i, element in enumerate(doc.get("launcher", [])):
         for name in _placeholders(element) or []:
             if name not in LAUNCHER_PLACEHOLDERS:
                 problems.append(
                     f"key launcher.{i}: unknown placeholder {{{name}}}; expected only {{python}}"
                 )
+    return problems
+
+
+def _version_paths_problems(
+    doc: Mapping[str, Any], lb: Mapping[str, Any], key: str, external: bool
+) -> list[str]:
+    """Every library version needs its own executable: a template naming {library} and
+    {version}; a build made elsewhere has its layout fixed there (e.g. one directory per Unity
+    track), so any paths do, one per listed version and none the pinned build's."""
+    template = lb[key]
+    names = _placeholders(template)
+    if names is None or not set(names) <= {"library", "version"}:
+        return []  # reported as an unknown placeholder
+    if not external:
+        if not {"library", "version"} <= set(names):
+            return [
+                f"key library_builds.{key}: must contain {{library}} and {{version}} so that "
+                "every version has its own executable"
+            ]
+        return []
+    pinned = {doc["executable"], doc.get("client_executable", doc["executable"])}
+    seen: dict[str, str] = {}
+    problems = []
+    for library, versions in lb["libraries"].items():
+        for version in versions:
+            path = _fill(template, {"library": library, "version": version})
+            if path in pinned:
+                problems.append(
+                    f"key library_builds.{key}: {library} {version} would run {path}, the "
+                    "pinned build's executable; expected a path of its own"
+                )
+            elif path in seen:
+                problems.append(
+                    f"key library_builds.{key}: {library} {version} and {seen[path]} would share "
+                    f"{path}; expected one path per version (use {{library}} and {{version}})"
+                )
+            seen.setdefault(path, f"{library} {version}")
     return problems
 
 
@@ -383,11 +486,18 @@ def parse(doc: object, path: Path | str) -> Manifest:
         description=doc["description"],
         language=doc["language"],
         engine=doc.get("engine"),
-        build_command=tuple(build["command"]) if build else None,
+        build_command=tuple(build["command"]) if build and "command" in build else None,
         build_timeout_s=float(
             (build or {}).get("timeout_s", props["build"]["properties"]["timeout_s"]["default"])
         ),
         executable=(path.parent / doc["executable"]).resolve(),
+        client_executable=(
+            (path.parent / doc["client_executable"]).resolve()
+            if "client_executable" in doc
+            else None
+        ),
+        build_external=(build or {}).get("external"),
+        build_fetch=tuple((build or {}).get("fetch", ())),
         launcher=tuple(doc.get("launcher", [])),
         command_prefix=tuple(doc.get("command_prefix", [])),
         server_command=tuple(doc["server_command"]),
@@ -409,6 +519,7 @@ def parse(doc: object, path: Path | str) -> Manifest:
         ),
         workloads=tuple(doc["workloads"]),
         optional_flags=tuple(doc["optional_flags"]),
+        prototype_flags=dict(doc.get("prototype_flags", {})),
         library_versions=dict(doc["library_versions"]),
         environment=dict(doc.get("environment", {})),
         raw=doc,
@@ -422,10 +533,11 @@ def _library_builds(lb: Mapping[str, Any] | None, props: Mapping[str, Any]) -> L
     default_s = props["library_builds"]["properties"]["timeout_s"]["default"]
     return LibraryBuilds(
         libraries={k: tuple(v) for k, v in lb["libraries"].items()},
-        command=tuple(lb["command"]),
+        command=tuple(lb.get("command", ())),
         executable=lb["executable"],
-        inputs=tuple(lb["inputs"]),
+        inputs=tuple(lb.get("inputs", ())),
         timeout_s=float(lb.get("timeout_s", default_s)),
+        client_executable=lb.get("client_executable"),
     )
 
 
@@ -461,6 +573,16 @@ def build_version(vb: VersionBuild, *, force: bool = False) -> bool:
 
     Raises VersionBuildError naming the library, the version and the builder's message (the
     compiler's, for a version whose API the source does not match)."""
+    if vb.external is not None:
+        # Nothing here builds it: present, or an error saying who builds it and how to fetch it.
+        missing = vb.missing_executables()
+        if missing:
+            raise VersionBuildError(
+                f"library {vb.library} version {vb.version}: missing "
+                f"{', '.join(map(str, missing))}; built by {vb.external}"
+                + (f"; fetch it: {' '.join(vb.fetch)} (in {vb.cwd})" if vb.fetch else "")
+            )
+        return False
     if vb.missing_inputs:
         raise VersionBuildError(
             f"library {vb.library} version {vb.version}: cannot build, missing "
@@ -552,15 +674,18 @@ def param_args(cell: Mapping[str, Any]) -> list[str]:
 
 
 def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
-    """Extra flags may only be optional contract flags the manifest declares."""
+    """Extra flags may only be optional contract flags or prototype flags the manifest declares."""
     i = 0
     while i < len(extra):
         m = _FLAG_RE.fullmatch(extra[i])
-        if m is None or m.group(1) not in man.optional_flags:
+        if m is None or (
+            m.group(1) not in man.optional_flags and m.group(1) not in man.prototype_flags
+        ):
             declared = ", ".join(f"-{f}" for f in man.optional_flags) or "none"
+            own = ", ".join(f"-{f}" for f in man.prototype_flags) or "none"
             raise ValueError(
                 f"{key}: {extra[i]!r} is not an optional flag that {man.path} declares "
-                f"(optional_flags: {declared})"
+                f"(optional_flags: {declared}; prototype_flags: {own})"
             )
         i += 1 if m.group(2) else 2
 
@@ -675,7 +800,7 @@ def client_argvs(
             "first_player": str(first),
             "duration": _text(float(cell.get("duration_s", 0))),
         }
-        lists = {"binary": man.binary_argv(), "params": param_args(cell), "extra": extra}
+        lists = {"binary": man.binary_argv("client"), "params": param_args(cell), "extra": extra}
         out.append(_render(man.client_command, scalars, lists))
     return out
 

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import random
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -290,10 +291,14 @@ def _check_versions(man: manifests.Manifest, tname: str, versions: list[str], ke
         except ValueError as exc:
             raise CampaignError(f"{key}.{vi}: {repo_relative(str(exc))}") from None
         if vb is not None and vb.missing_inputs:
+            how = (
+                f"the files its build by {vb.external} needs"
+                if vb.external is not None
+                else "the lock files of every declared version (generate them: make versions)"
+            )
             raise CampaignError(
                 f"{key}.{vi}: library {vb.library} version {version}: missing "
-                f"{', '.join(vb.missing_inputs)} in {_repo_relative(vb.cwd)}; expected the "
-                "lock files of every declared version (generate them: make versions)"
+                f"{', '.join(vb.missing_inputs)} in {_repo_relative(vb.cwd)}; expected {how}"
             )
 
 
@@ -389,27 +394,61 @@ def builds_in_workflow(man: manifests.Manifest) -> bool:
 
 
 def executable_problem(man: manifests.Manifest) -> str | None:
-    """Why this prototype's runs could not start (its executable is missing and nothing builds
+    """Why this prototype's runs could not start (an executable is missing and nothing builds
     it, or it cannot be executed), or None. Found when planning: a missing executable would
-    otherwise fail every run before READY and be retried."""
-    exe = man.executable
-    shown = _repo_relative(exe)
-    if not exe.exists():
-        if builds_in_workflow(man):
-            return None
-        return (
-            f"{_repo_relative(man.path)}: key executable: {shown} does not exist and the "
-            "manifest has no build.command; expected a built prototype (build it first) or a "
-            "build command the workflow runs"
-        )
-    if not exe.is_file():
-        return f"{_repo_relative(man.path)}: key executable: {shown} is not a file"
-    if not man.launcher and not os.access(exe, os.X_OK):
-        return (
-            f"{_repo_relative(man.path)}: key executable: {shown} is not executable "
-            "(chmod +x it, or name the interpreter that runs it in launcher)"
-        )
+    otherwise fail every run before READY and be retried. Builds made elsewhere
+    (build.external) that are missing are no error: see missing_builds."""
+    for key, exe in zip(("executable", "client_executable"), man.executables, strict=False):
+        shown = _repo_relative(exe)
+        if not exe.exists():
+            if builds_in_workflow(man) or man.build_external is not None:
+                continue
+            return (
+                f"{_repo_relative(man.path)}: key {key}: {shown} does not exist and the "
+                "manifest has no build.command; expected a built prototype (build it first) or "
+                "a build command the workflow runs"
+            )
+        if not exe.is_file():
+            return f"{_repo_relative(man.path)}: key {key}: {shown} is not a file"
+        if not man.launcher and not os.access(exe, os.X_OK):
+            return (
+                f"{_repo_relative(man.path)}: key {key}: {shown} is not executable "
+                "(chmod +x it, or name the interpreter that runs it in launcher)"
+            )
     return None
+
+
+def _shown_command(man: manifests.Manifest, argv: Sequence[str]) -> str:
+    """A manifest's command as a user types it from the repository's top: a program given as a
+    path relative to the manifest's directory is shown relative to the repository."""
+    program = argv[0]
+    if "/" in program and not Path(program).is_absolute():
+        program = _repo_relative(man.directory / program)
+    return shlex.join([program, *argv[1:]])
+
+
+def missing_builds(man: manifests.Manifest, transport: str, version: str) -> str | None:
+    """Why the cells of this (transport, library version) cannot run in this checkout: the
+    builds made elsewhere (build.external) are not here. The reason names the missing files,
+    the command that downloads them and who builds them; None when they are present or the
+    prototype is built here."""
+    if man.build_external is None:
+        return None
+    vb = man.version_build(transport, version)
+    programs = vb.executables if vb is not None else man.executables
+    missing = [p for p in programs if not p.exists()]
+    if not missing:
+        return None
+    which = f"library {vb.library} {vb.version}" if vb is not None else "the pinned build"
+    fetch = (
+        f"download them with `{_shown_command(man, man.build_fetch)}`, or build them: "
+        if man.build_fetch
+        else "build them: "
+    )
+    return (
+        f"{_repo_relative(man.path)} ({which}): {', '.join(_repo_relative(p) for p in missing)} "
+        f"missing; {fetch}{man.build_external}"
+    )
 
 
 @functools.cache
@@ -450,8 +489,8 @@ def plan(
         raise CampaignError(str(exc)) from None
 
     seen: dict[str, tuple[dict[str, Any], str, int]] = {}
-    unavailable: dict[str, dict[str, int]] = {}  # prototype -> cell id -> repetitions
-    reasons: dict[str, str] = {}
+    # (prototype, why not runnable) -> cell id -> repetitions
+    unavailable: dict[tuple[str, str], dict[str, int]] = {}
     for bi, block in enumerate(doc["matrix"]):
         where = f"{source}: matrix.{bi} ({block['name']})"
         base = {**defaults, **block.get("cell", {})}
@@ -479,6 +518,7 @@ def plan(
                 else REPO / "prototypes" / proto["name"] / "prototype.yaml"
             )
             man = None
+            absent: str | None = None  # why none of this prototype's cells can run here
             if mpath.is_file():
                 try:
                     man = _manifest(mpath)
@@ -498,7 +538,7 @@ def plan(
                     f"checkout or a Unity prototype: {', '.join(known)}"
                 )
             else:
-                reasons[proto["name"]] = (
+                absent = (
                     f"no manifest {_repo_relative(mpath)} in this checkout (Unity prototypes are "
                     "built by GameCI where a Unity licence is available)"
                 )
@@ -523,6 +563,11 @@ def plan(
                                 f"not an option of {tname}; expected one of "
                                 f"{', '.join(sorted(offered)) or '(none)'}"
                             )
+                # Builds made elsewhere that are not here: their cells are listed, not run.
+                missing = {
+                    v: missing_builds(man, tname, v) if man is not None else absent
+                    for v in versions
+                }
                 for version, players, wl, dur, net in itertools.product(
                     versions, block["players"], block["workloads"], durations, nets
                 ):
@@ -579,8 +624,9 @@ def plan(
                         if label:
                             readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
                         cid = f"{readable}-{content_hash(full)}"
-                        if man is None:
-                            cells_of = unavailable.setdefault(proto["name"], {})
+                        why = missing[version]
+                        if why is not None:
+                            cells_of = unavailable.setdefault((proto["name"], why), {})
                             cells_of[cid] = max(cells_of.get(cid, 0), reps)
                             continue
                         if cid not in seen:
@@ -603,8 +649,8 @@ def plan(
     for i, r in enumerate(runs):
         r.cell["run_order"] = i
     gone = [
-        Unavailable(name, reasons[name], len(counts), sum(counts.values()))
-        for name, counts in sorted(unavailable.items())
+        Unavailable(name, why, len(counts), sum(counts.values()))
+        for (name, why), counts in sorted(unavailable.items())
     ]
     if not runs and not gone:
         raise CampaignError(f"{source}: the matrix and exclude leave no run")

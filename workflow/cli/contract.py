@@ -1,4 +1,4 @@
-"""`netstick check-logs` and `netstick check-prototype`: the contract's checkers."""
+"""`netstick check-logs`, `check-prototype` and `check-unity`: the contract's checkers."""
 
 from __future__ import annotations
 
@@ -68,3 +68,23 @@ def check_prototype(args: argparse.Namespace) -> int:
         print(conformance.format_table(man, transport, results) + "\n", flush=True)
         all_passed = all_passed and all(r.passed for r in results)
     return 0 if all_passed else 1
+
+
+def check_unity(args: argparse.Namespace) -> int:
+    from prototypes.contract import unity
+
+    if not args.path.is_dir():
+        print(f"netstick check-unity: {args.path}: expected a directory", file=sys.stderr)
+        return 2
+    report = unity.check_tree(args.path)
+    for v in report.violations:
+        print(v)
+    counted = (
+        f"{report.cs_files} C# file(s), {report.package_files} package file(s), "
+        f"{len(report.project_versions)} ProjectVersion.txt"
+    )
+    if report.violations:
+        print(f"{len(report.violations)} problem(s) in {args.path} ({counted})", file=sys.stderr)
+        return 1
+    print(f"{args.path}: {counted}: parsed, pinned and consistent")
+    return 0

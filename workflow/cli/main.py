@@ -117,6 +117,21 @@ def _add_contract(sub: SubParsers) -> None:
     p.add_argument("--quick", action="store_true", help="one 2 s stream run instead of stream+idle")
     p.add_argument("--work-dir", type=Path, help="keep the logs here (default: a removed temp dir)")
 
+    p = _command(
+        sub,
+        "check-unity",
+        "workflow.cli.contract:check_unity",
+        "check the Unity projects without Unity: C# syntax, #if placement, package pins, editors",
+    )
+    p.add_argument(
+        "path",
+        type=Path,
+        nargs="?",
+        default=Path("prototypes/unity"),
+        metavar="PATH",
+        help="directory to check (default: prototypes/unity)",
+    )
+
 
 def _add_runs(sub: SubParsers) -> None:
     p = _command(
@@ -346,12 +361,26 @@ def _add_bench(sub: SubParsers) -> None:
         "workflow.cli.runs:bench_prototypes",
         "every transport at 50 and 200 players through the harness, against the targets",
     )
-    q.add_argument("--transports", type=_names, default=_names(REFERENCE_TRANSPORTS))
+    q.add_argument(
+        "--prototype",
+        type=Path,
+        default=None,
+        metavar="MANIFEST",
+        help="the prototype measured (default prototypes/reference/prototype.yaml)",
+    )
+    q.add_argument(
+        "--transports", type=_names, default=None, help="default: every transport of the prototype"
+    )
     q.add_argument("--players", type=_counts, default=[50, 200], help="default 50,200")
     q.add_argument("--duration-s", type=_seconds(0, True), default=12.0, help="window (default 12)")
     q.add_argument("--repetitions", type=_positive_int, default=3, help="runs per cell")
     q.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
-    q.add_argument("--out", type=Path, default=bench / "prototypes.json")
+    q.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"default {bench / 'prototypes.json'}, or prototypes-<name>.json for --prototype",
+    )
     q.add_argument("--raw-dir", type=Path, default=DATA / "raw" / "bench-prototypes")
     _binary_arg(q)
 
@@ -380,6 +409,14 @@ def _add_bench(sub: SubParsers) -> None:
         "a fault drill on short campaigns: statuses, orphans, runs lost or changed",
     )
     q.add_argument("--out", type=Path, default=bench / "faults.json")
+
+    q = _command(
+        bsub,
+        "nightly",
+        "workflow.cli.runs:bench_nightly",
+        "one real night of the nightly campaign: wall time, detectable effects, versions compared",
+    )
+    q.add_argument("--out", type=Path, default=bench / "nightly.json")
 
     q = _command(
         bsub,
@@ -469,7 +506,9 @@ def _resolve(target: str) -> Callable[[argparse.Namespace], int]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     binary = getattr(args, "binary", "absent")
-    if binary != "absent":
+    if binary is None and getattr(args, "prototype", None) is not None:
+        pass  # --prototype without --binary: the executable its manifest names
+    elif binary != "absent":
         args.binary = binary or REPO / DEFAULT_BINARY
         if not args.binary.is_file():
             print(

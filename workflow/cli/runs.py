@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from pathlib import Path
 
 from workflow.files import REPO, repo_relative
 
@@ -41,10 +42,12 @@ def run_cell(args: argparse.Namespace) -> int:
     return 1
 
 
-def _check_transports(names: list[str]) -> str | None:
+def _check_transports(names: list[str], prototype: Path | None = None) -> str | None:
     from prototypes.contract import manifest
 
-    known = manifest.load(REPO / "prototypes" / "reference" / "prototype.yaml").transport_names
+    known = manifest.load(
+        prototype or REPO / "prototypes" / "reference" / "prototype.yaml"
+    ).transport_names
     unknown = [t for t in names if t not in known]
     if unknown:
         return (
@@ -75,16 +78,33 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def bench_prototypes(args: argparse.Namespace) -> int:
+    from prototypes.contract import manifest
     from workflow.cli.bench import prototypes
 
-    problem = _check_transports(args.transports)
+    try:
+        man = manifest.load(args.prototype or prototypes.REFERENCE_MANIFEST)
+    except manifest.ManifestError as exc:
+        print(f"netstick bench prototypes: --prototype: {repo_relative(str(exc))}", file=sys.stderr)
+        return 2
+    if args.binary is None and not man.executable.is_file():
+        build = " ".join(man.build_command or ()) or "its build"
+        print(
+            f"netstick bench prototypes: {repo_relative(str(man.executable))} not found; "
+            f"build it with `{build}` in {repo_relative(str(man.directory))}",
+            file=sys.stderr,
+        )
+        return 2
+    transports = args.transports or list(man.transport_names)
+    problem = _check_transports(transports, man.path)
     if problem:
         print(f"netstick bench prototypes: {problem}", file=sys.stderr)
         return 2
+    out = args.out or prototypes.out_path(man)
     doc = prototypes.run(
-        args.out,
+        out,
         args.raw_dir,
-        transports=args.transports,
+        prototype=man.path,
+        transports=transports,
         players=args.players,
         duration_s=args.duration_s,
         repetitions=args.repetitions,
@@ -93,7 +113,7 @@ def bench_prototypes(args: argparse.Namespace) -> int:
     )
     print(prototypes.target_summary(doc))
     failed = sum(not r["ok"] for r in doc["records"])
-    print(f"{len(doc['records'])} cells, {failed} failed; results in {args.out}")
+    print(f"{len(doc['records'])} cells, {failed} failed; results in {out}")
     return 0
 
 
@@ -119,6 +139,20 @@ def bench_faults(args: argparse.Namespace) -> int:
     from workflow.cli.bench import faults, record
 
     doc = faults.run(args.out, REPO)
+    print(record.targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0
+
+
+def bench_nightly(args: argparse.Namespace) -> int:
+    from workflow.cli.bench import nightly, record
+
+    doc = nightly.run(args.out, REPO)
+    for r in doc["version_comparisons"]:
+        print(
+            f"{r['a']} -> {r['b']} {r['metric']}: {r['ratio_b_over_a']:.3f} "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}"
+        )
     print(record.targets_text(doc["targets"]))
     print(f"results in {args.out}")
     return 0

@@ -553,7 +553,7 @@ def _interpreter(argv: Sequence[str]) -> str | None:
 def _lock_files(man: manifests.Manifest, repo: Path) -> list[Path]:
     """The manifest's lock_files; without them a Go prototype's go.mod and go.sum (in its
     directory or the nearest parent inside the repository)."""
-    if man.library_build is not None:
+    if man.library_build is not None and man.library_build.external is None:
         # Another library version is built against its own module file and checksums.
         return [p for p in man.library_build.inputs if p.suffix in (".mod", ".sum")]
     declared = man.raw.get("lock_files")
@@ -574,9 +574,9 @@ def prototype_record(
     man: manifests.Manifest, repo: Path, argv: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """What runs for one prototype: its manifest (path, sha256, name, language), the executable
-    and, for a script, the launcher that runs it (resolved path, sha256), the runtime, the
-    manifest's library versions and the lock files with their sha256; Go modules only for a Go
-    prototype.
+    (and the clients' own, if any) and, for a script, the launcher that runs it (resolved path,
+    sha256), the runtime, the manifest's library versions and the lock files with their sha256;
+    Go modules only for a Go prototype.
 
     argv: the command the harness is about to start (server_argv); by default what {binary}
     expands to. The launcher is everything before the executable in it; a script started
@@ -611,8 +611,15 @@ def prototype_record(
         "language": man.language,
         "engine": man.engine,
         "build_command": list(man.build_command) if man.build_command else None,
+        # Who builds it when nothing here does (build.external: e.g. GameCI in GitHub Actions).
+        "build_external": man.build_external,
         "build_dir": _where(man.directory, repo),
         "executable": file_record(man.executable, repo),
+        # The clients' own program (a Unity player beside the dedicated-server build), hashed
+        # like the server's; None when clients run the executable too.
+        "client_executable": (
+            file_record(man.program("client"), repo) if len(man.executables) > 1 else None
+        ),
         "launcher": launcher,
         "runtime": runtime,
         "runtime_source": runtime_source,
@@ -694,7 +701,7 @@ def _public(record: dict[str, Any]) -> dict[str, Any]:
     """A prototype_record for facts.json: paths outside the repository by name only (facts
     describe the checkout; the machine's layout is no fact about it)."""
     out = dict(record)
-    for key in ("manifest", "executable", "launcher"):
+    for key in ("manifest", "executable", "client_executable", "launcher"):
         if isinstance(out.get(key), dict):
             out[key] = {**out[key], "path": _by_name_outside(out[key].get("path"))}
     if isinstance(out.get("launcher"), dict):

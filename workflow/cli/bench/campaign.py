@@ -38,6 +38,29 @@ def _snakemake(repo: Path, work: Path, *args: str) -> list[str]:
     ]  # fmt: skip
 
 
+def run_through_snakemake(
+    repo: Path, root: Path, campaign: str | Path, timeout_s: float = 3600
+) -> float:
+    """Run a campaign for real through Snakemake as `make run` does, its data and report under
+    root (root/data, root/report, Snakemake's state in root/work, its output in
+    root/snakemake.log); returns the wall seconds from Snakemake's start to the report."""
+    work = root / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    res = subprocess.run(
+        _snakemake(
+            repo, work, "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
+            f"report_dir={root / 'report'}",
+        ),
+        cwd=repo, capture_output=True, text=True, timeout=timeout_s,
+    )  # fmt: skip
+    wall_s = time.monotonic() - t0
+    (root / "snakemake.log").write_text(res.stdout + res.stderr)
+    if res.returncode != 0:
+        raise RuntimeError(f"the {campaign} campaign failed; see {root / 'snakemake.log'}")
+    return wall_s
+
+
 def dry_run_s(repo: Path, work: Path, name: str, repetitions: int = 3) -> float:
     times = []
     for _ in range(repetitions):
@@ -75,18 +98,8 @@ def run(
     largest = max(dry, key=lambda n: dry[n]["runs"])
 
     progress(f"running the {campaign} campaign (raw data in {root})")
-    t0, t0_unix = time.monotonic(), time.time()
-    res = subprocess.run(
-        _snakemake(
-            repo, work, "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
-            f"report_dir={root / 'report'}",
-        ),
-        cwd=repo, capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
-    wall_s = time.monotonic() - t0
-    (root / "snakemake.log").write_text(res.stdout + res.stderr)
-    if res.returncode != 0:
-        raise RuntimeError(f"the {campaign} campaign failed; see {root / 'snakemake.log'}")
+    t0_unix = time.time()
+    wall_s = run_through_snakemake(repo, root, campaign)
     raw = root / "data" / "raw" / campaign
     summary_doc = json.loads((raw / "summary.json").read_text())
     recs = [json.loads(p.read_text()) for p in sorted(raw.glob("*/r*.json"))]

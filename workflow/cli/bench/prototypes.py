@@ -109,6 +109,14 @@ MEDIAN_METRICS = (
 )  # fmt: skip
 
 
+def out_path(man: manifests.Manifest, bench_dir: Path = REPO / "data" / "bench") -> Path:
+    """Where a prototype's figures go: prototypes.json for the reference (the README's table),
+    prototypes-<name>.json for another prototype, so measuring one never overwrites another's."""
+    if man.path.resolve() == REFERENCE_MANIFEST.resolve():
+        return bench_dir / "prototypes.json"
+    return bench_dir / f"prototypes-{man.name}.json"
+
+
 def bench_cell(
     transport: str,
     players: int,
@@ -197,6 +205,7 @@ def connect_s(run_dir: Path) -> float | None:
 def run_record(cell: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
     """One repetition's record: the stats stage's numbers of the run, then how they were got."""
     rec: dict[str, Any] = {
+        "prototype": manifests.load(cell["prototype"]).name,
         "transport": cell["transport"],
         "players": cell["players"],
         "run_id": cell["run_id"],
@@ -338,6 +347,7 @@ def run(
         "pinning": PINNING if pin else None,
         "percentile_method": "numpy linear (Hyndman-Fan type 7)",
         "prototype": str(manifest),
+        "prototype_name": manifests.load(manifest).name,
     }
     records: list[dict[str, Any]] = []
     matrix = [(t, n) for t in transports for n in players]

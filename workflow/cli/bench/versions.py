@@ -11,8 +11,6 @@ difference where the interval excludes 1 and the adjusted p is below 0.05, else 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 import polars as pl
 import yaml
 
-from workflow.cli.bench import record
+from workflow.cli.bench import campaign, record
 
 VERSIONS = {"kcp": ["pinned", "v5.7.5"], "quic": ["pinned", "v0.60.0"]}
 METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores")
@@ -52,20 +50,33 @@ def run(out: Path, repo: Path) -> dict[str, Any]:
     (root / "work").mkdir(parents=True)
     camp = root / "bench-versions.yaml"
     camp.write_text(yaml.safe_dump(campaign_doc(), sort_keys=False))
-    t0 = time.monotonic()
-    res = subprocess.run(
-        [str(Path(sys.executable).with_name("snakemake")), "-s", str(repo / "Snakefile"),
-         "-d", str(root / "work"), "--config", f"campaign={camp}",
-         f"data_dir={root / 'data'}", f"report_dir={root / 'report'}"],
-        cwd=repo, capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
-    (root / "snakemake.log").write_text(res.stdout + res.stderr)
-    if res.returncode != 0:
-        raise RuntimeError(f"the versions campaign failed; see {root / 'snakemake.log'}")
-    results = root / "data" / "results" / "bench-versions"
+    wall_s = campaign.run_through_snakemake(repo, root, camp)
+    rows = version_comparisons(root / "data" / "results" / "bench-versions")
+    body = {
+        "measured": {
+            "wall_s": round(wall_s, 1),
+            "comparisons": len(rows),
+            "differences": sum(1 for r in rows if r["verdict"] == "difference"),
+        },
+        "versions": VERSIONS,
+        "comparisons": rows,
+        "raw": str(root),
+        "targets": [],
+    }
+    return record.write(out, "bench-versions", body, repo=repo)
+
+
+def version_comparisons(
+    results: Path, metrics: tuple[str, ...] = METRICS, *, versions_only: bool = False
+) -> list[dict[str, Any]]:
+    """The campaign's comparisons of the metrics (versions_only: only those between two versions
+    of one transport), each with its verdict: a difference where the interval excludes 1 and the
+    BH-adjusted p is below 0.05, else the interval bounds it."""
     comps = pl.read_parquet(results / "comparisons.parquet")
     rows = []
-    for r in comps.filter(pl.col("metric").is_in(list(METRICS))).iter_rows(named=True):
+    for r in comps.filter(pl.col("metric").is_in(list(metrics))).iter_rows(named=True):
+        if versions_only and r["a"].split("@")[0] != r["b"].split("@")[0]:
+            continue
         low, high, q = r["ci_low"], r["ci_high"], r.get("p_bh")
         real = low is not None and high is not None and (low > 1 or high < 1) and (q or 1) < 0.05
         rows.append(
@@ -83,15 +94,4 @@ def run(out: Path, repo: Path) -> dict[str, Any]:
                 "verdict": "difference" if real else "no difference shown; bound = interval",
             }
         )
-    body = {
-        "measured": {
-            "wall_s": round(time.monotonic() - t0, 1),
-            "comparisons": len(rows),
-            "differences": sum(1 for r in rows if r["verdict"] == "difference"),
-        },
-        "versions": VERSIONS,
-        "comparisons": rows,
-        "raw": str(root),
-        "targets": [],
-    }
-    return record.write(out, "bench-versions", body, repo=repo)
+    return rows
