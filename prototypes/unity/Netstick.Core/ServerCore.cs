@@ -67,8 +67,7 @@ namespace Netstick.Core
         private int envStep;
 
         private long msgsIn, bytesIn, msgsOut, bytesOut;
-        private long malformed;
-        private string malformedFirst;
+        private readonly MalformedCounter malformed = new MalformedCounter();
 
         private bool started;
         private bool stopped;
@@ -179,7 +178,7 @@ namespace Netstick.Core
                 return;
             }
             stopped = true;
-            FlushMalformed();
+            malformed.Flush(events);
             if (started)
             {
                 transport.Stop();
@@ -220,7 +219,7 @@ namespace Netstick.Core
             bytesIn += length;
             if (length <= 0)
             {
-                DropMalformed("empty message");
+                malformed.Drop("empty message");
                 return;
             }
             ServerSession s;
@@ -239,7 +238,7 @@ namespace Netstick.Core
                         Hello h = Wire.DecodeHello(message, length);
                         if (h.Schema != Wire.SchemaVersion)
                         {
-                            DropMalformed("hello: schema " + h.Schema + ", expected " + Wire.SchemaVersion);
+                            malformed.Drop("hello: schema " + h.Schema + ", expected " + Wire.SchemaVersion);
                             return;
                         }
                         Join(s, h.Player);
@@ -256,13 +255,13 @@ namespace Netstick.Core
                         actions.Add(new PendingAction { Session = s, Action = a });
                         break;
                     default:
-                        DropMalformed("unexpected message type " + message[0] + " from a client");
+                        malformed.Drop("unexpected message type " + message[0] + " from a client");
                         break;
                 }
             }
             catch (WireException e)
             {
-                DropMalformed(e.Message);
+                malformed.Drop(e.Message);
             }
         }
 
@@ -301,7 +300,7 @@ namespace Netstick.Core
         {
             if (s.Joined && s.Player != player)
             {
-                DropMalformed("hello for player " + player + " on the connection of player " + s.Player);
+                malformed.Drop("hello for player " + player + " on the connection of player " + s.Player);
                 return;
             }
             if (s.Joined)
@@ -372,25 +371,6 @@ namespace Netstick.Core
             s.LastSentMonoNs = MonoClock();
         }
 
-        private void DropMalformed(string error)
-        {
-            if (malformed++ == 0)
-            {
-                malformedFirst = error;
-            }
-        }
-
-        private void FlushMalformed()
-        {
-            if (malformed > 0)
-            {
-                events.Write(null, "malformed", malformed.ToString(CultureInfo.InvariantCulture),
-                    "error=" + LineLog.Sanitize(malformedFirst));
-                malformed = 0;
-                malformedFirst = null;
-            }
-        }
-
         // ---- the tick ----
 
         private void RunTick(long startNs)
@@ -405,7 +385,7 @@ namespace Netstick.Core
             msgsIn = msgsOut = bytesIn = bytesOut = 0;
             if (tick % (uint)malformedEveryTicks == 0)
             {
-                FlushMalformed();
+                malformed.Flush(events);
             }
             nextTickNs += periodNs;
             if (nextTickNs < endNs - periodNs)
