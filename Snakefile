@@ -21,7 +21,7 @@ from snakemake.utils import validate
 
 from workflow.campaign import expand as campaigns
 from workflow.campaign import progress
-from workflow.campaign import layout
+from workflow import layout
 
 REPO = Path(workflow.basedir)
 CONFIG_SCHEMA = REPO / "workflow" / "schemas" / "config.schema.json"
@@ -66,13 +66,6 @@ if PLAN.budget_problem() and config["over_budget"] != "ok":
     raise WorkflowError(PLAN.budget_problem())
 if PLAN.unavailable and config["require_all"]:
     raise WorkflowError(progress.describe_plan(PLAN) + "\n(require_all: every prototype must run)")
-
-PLAN_ARGS = " ".join(
-    [f"--data-dir {DATA}"]
-    + ([f"--prototypes {','.join(config['prototypes'])}"] if config["prototypes"] else [])
-    + ([f"--repetitions {config['repetitions']}"] if config.get("repetitions") else [])
-    + ([f"--duration-s {config['duration_s']}"] if config.get("duration_s") else [])
-)
 
 
 include: "workflow/rules/build.smk"

@@ -21,11 +21,16 @@ fork helpers) and the host, and appends tidy rows to a CSV:
 
 The file is flushed once per sample, so a crash loses at most one interval. Samples are taken
 on a fixed grid of absolute deadlines (no drift); missed deadlines are skipped and counted.
+
+In a run directory the harness's sampler writes monitor.csv (MONITOR_CSV), and under SLURM each
+process sampled on its own node by monitors.wrap writes monitor-<name>.csv (node_csv);
+read_monitor() reads them back as one list of samples, the one reader of both.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
@@ -53,6 +58,8 @@ CSV_COLUMNS = (
 HOST = "host"
 SAMPLER = "sampler"
 DEFAULT_INTERVAL_S = 0.5
+MONITOR_CSV = "monitor.csv"  # the harness's sampler, in the run directory
+NODE_CSV_PREFIX = "monitor-"  # monitor-<name>.csv: one process sampled on its own node
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +79,19 @@ class Sample:
         return (
             f"{self.t_unix_ns},{self.proc},{self.cpu_user_s:.6f},{self.cpu_system_s:.6f},"
             f"{self.cpu_cores:.4f},{self.rss_bytes},{threads}\n"
+        )
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> Sample:
+        """The sample of one CSV row (csv.DictReader's), as csv_line wrote it."""
+        return cls(
+            int(row["t_unix_ns"]),
+            row["proc"],
+            float(row["cpu_user_s"]),
+            float(row["cpu_system_s"]),
+            float(row["cpu_cores"]),
+            int(row["rss_bytes"]),
+            int(row["num_threads"]) if row["num_threads"] else None,
         )
 
 
@@ -353,6 +373,31 @@ class Sampler:
         with self._lock:
             self._samples.extend(rows)
         self._n_samples += 1
+
+
+# -- the CSV files read back ----------------------------------------------------------------
+
+
+def node_csv(out_dir: Path, name: str) -> Path:
+    """Where monitors.wrap samples the process name on its own node."""
+    return out_dir / f"{NODE_CSV_PREFIX}{name}.csv"
+
+
+def read_samples(path: Path) -> list[Sample]:
+    """Every row of one sampler CSV; a malformed row raises (ValueError, KeyError, TypeError)."""
+    with path.open(newline="") as f:
+        return [Sample.from_row(row) for row in csv.DictReader(f)]
+
+
+def read_monitor(run_dir: Path) -> list[Sample]:
+    """A run directory's sampler rows: monitor.csv, where under SLURM each process sampled on
+    its own node (monitor-<name>.csv) replaces that process's rows (the local monitor.csv then
+    sees only the srun launcher)."""
+    samples = read_samples(run_dir / MONITOR_CSV)
+    for path in sorted(run_dir.glob(f"{NODE_CSV_PREFIX}*.csv")):
+        name = path.stem.removeprefix(NODE_CSV_PREFIX)
+        samples = [x for x in samples if x.proc != name] + read_samples(path)
+    return samples
 
 
 # -- command line ---------------------------------------------------------------------------

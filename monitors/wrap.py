@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from monitors.sampler import DEFAULT_INTERVAL_S, Sampler
+from monitors.sampler import DEFAULT_INTERVAL_S, Sampler, node_csv
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         # In a step the signal reaches the command directly; here it must not end the wrapper.
         signal.signal(sig, signal.SIG_IGN if in_step else forward)
-    out = args.out_dir / f"monitor-{args.name}.csv"
+    out = node_csv(args.out_dir, args.name)
     with Sampler({args.name: child.pid}, out, args.interval_s):
         code = child.wait()
     return code if code >= 0 else 128 - code

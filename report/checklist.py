@@ -1,35 +1,35 @@
-"""The artifact-evaluation check-list of one campaign: what ran, on what, from which code, at what
-cost, and what that earns.
+"""The artifact-evaluation check-list of one campaign in words: what ran, on what, from which code,
+at what cost, and what that earns.
 
     netstick report CAMPAIGN --step checklist
         -> data/results/<campaign>/artifact.json
 
-It reads the facts the workflow recorded and measures nothing itself: RESULTS/facts.json (the
-checkout and machine that collected the results: git state, lock files, software, disk, licence,
-citation; workflow/harness/provenance.py), the campaign's plan.json, run records and meta.json
-files (walked with workflow.campaign.layout: the code, the prototypes, toolchain and hardware
-each run recorded), RESULTS/metrics.json and the stats tables. From them it writes the prototypes
-that ran (language, runtime, libraries, executable sha256 and whether every run used the same,
-lock files), the cTuning check-list, the ACM badge self-check and the commands to reproduce.
-What cannot be found is said in the field ("not available: ..."), never guessed. The report's
-appendix and the RO-Crate (report/crate.py) are built from artifact.json.
+It reads what the workflow recorded and measures nothing itself: RESULTS/facts.json (written by
+`netstick campaign facts`, workflow/campaign/facts/: the checkout and machine that collected the
+results, and in its runs section what the runs recorded: commits, prototypes, toolchain,
+hardware, timing, how the runs ended), RESULTS/metrics.json and the stats tables. From them it
+writes the prototypes that ran (language, runtime, libraries, executable sha256 and whether
+every run used the same, lock files) with their warnings, the cTuning check-list, the ACM badge
+self-check (report/badges.py) and the commands to reproduce. What cannot be found is said in the
+field ("not available: ..."), never guessed. The report's appendix and the RO-Crate
+(report/crate.py) are built from artifact.json.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import posixpath
-import re
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from workflow.campaign import layout
-from workflow.files import REPO, read_json, repo_relative, sha256_of, write_json
+from report import badges
+from workflow.files import read_json, sha256_of, write_json
 
 ARTIFACT_SCHEMA = 1
+# The facts.json this words (workflow/campaign/facts/); an older one, without its runs section,
+# cannot be worded: the facts step must run again.
+FACTS_SCHEMA = 2
 NOT_AVAILABLE = "not available"
 RESULT_FILES = (
     "runs.parquet",
@@ -66,13 +66,6 @@ CTUNING_ITEMS = (
     "Workflow framework used?",
     "Archived (provide DOI)?",
 )
-# ACM's names, with its en dashes.
-ACM_BADGES = (
-    "Artifacts Available",
-    "Artifacts Evaluated – Functional",  # noqa: RUF001
-    "Artifacts Evaluated – Reusable",  # noqa: RUF001
-    "Results Reproduced",
-)
 RTT_DEFINITION = (
     "RTT is the uniform `net` probe of the prototype contract (prototypes/CONTRACT.md): players "
     "send timestamped probes that the server echoes in its receive path, immediately, the same "
@@ -91,10 +84,6 @@ def _distinct(values: Iterable[Any]) -> list[Any]:
         if v is not None and v not in out:
             out.append(v)
     return out
-
-
-def _iso(unix_s: float) -> str:
-    return dt.datetime.fromtimestamp(unix_s, dt.UTC).isoformat(timespec="seconds")
 
 
 def human_bytes(n: int) -> str:
@@ -120,77 +109,11 @@ def _join(values: Sequence[Any]) -> str:
     return ", ".join(str(v) for v in values) if values else NOT_AVAILABLE
 
 
-# -- the campaign's runs -------------------------------------------------------------------------
-
-
-def _scan_runs(raw: Path) -> tuple[dict[str, Any] | None, list[layout.RawRun]]:
-    """plan.json and every planned run as the layout walker finds it; no plan, no runs."""
-    try:
-        plan = layout.read_plan(raw)
-    except FileNotFoundError:
-        return None, []
-    return plan, list(layout.walk(raw, plan))
-
-
-def _ok_metas(runs: Sequence[layout.RawRun]) -> list[dict[str, Any]]:
-    return [r.meta for r in runs if r.status == "ok" and r.meta is not None]
-
-
-def _versions(metas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [m.get("versions") or {} for m in metas]
-
-
 # -- the prototypes that ran ---------------------------------------------------------------------
-# Gathered from the ok runs' meta.json (versions.prototypes, written by the harness before it
-# started each prototype), compared with the same records of the checkout now (facts.json).
-# Runs recorded before the harness named its prototypes (meta.json without versions.prototypes)
-# are described from the manifest as it is now, and their executable hash is "not recorded".
-
-
-def _shown(path: Any) -> str:
-    """A recorded path as the report shows it: outside the repository by its name only."""
-    if not isinstance(path, str) or not path:
-        return NOT_AVAILABLE
-    return f"{Path(path).name} (outside the repository)" if path.startswith("/") else path
-
-
-def _manifest_path(name: Any, repo: Path) -> str:
-    """A manifest path as runs and facts record it: repo-relative when inside the repository."""
-    return str(repo_relative(str(name), repo)) if name else NOT_AVAILABLE
-
-
-def _legacy_entry(
-    meta: dict[str, Any], cell: dict[str, Any], now: dict[str, dict[str, Any]], repo: Path
-) -> dict[str, Any]:
-    """A run recorded before runs named their prototype: its manifest from the cell, name,
-    language and build from the checkout now, and its top-level Go keys only where that
-    manifest is a Go prototype (they always described the Go reference)."""
-    path = _manifest_path(meta.get("manifest") or cell.get("prototype"), repo)
-    current = now.get(_shown(path)) or {}
-    versions = meta.get("versions") or {}
-    go = str(current.get("language") or "").lower() == "go"
-    return {
-        "manifest": {"path": path, "sha256": None},
-        "name": current.get("name"),
-        "language": current.get("language"),
-        "build_command": current.get("build_command"),
-        "build_dir": current.get("build_dir"),
-        "executable": {"path": (current.get("executable") or {}).get("path"), "sha256": None},
-        "launcher": None,
-        "runtime": versions.get("go_version") if go else None,
-        "runtime_source": "go_version in meta.json" if go else None,
-        "library_versions": current.get("library_versions") or {},
-        "lock_files": [],
-        **(
-            {
-                "go_modules": versions.get("go_modules") or {},
-                "go_mod_directive": current.get("go_mod_directive"),
-            }
-            if go
-            else {}
-        ),
-        "legacy": True,
-    }
+# facts.json's runs section holds each prototype over the ok runs that started it, beside its
+# record in the checkout now; here it gets its title, its warnings (an executable, manifest or
+# lock file that changed during the campaign: the runs measured different builds), its notes
+# and the rows the appendix prints.
 
 
 def _make_words(command: Sequence[str], build_dir: str | None) -> str:
@@ -205,7 +128,7 @@ def _make_words(command: Sequence[str], build_dir: str | None) -> str:
     )
     if at_top:
         return "`" + " ".join(["make", *words[3:]]) + "`"
-    where = f" in {_shown(build_dir)}" if build_dir and build_dir != "." else ""
+    where = f" in {build_dir}" if build_dir and build_dir != "." else ""
     return "`" + " ".join(words) + "`" + where
 
 
@@ -217,99 +140,42 @@ def _versions_words(versions: dict[str, list[Any]]) -> str:
     return ", ".join(f"{k} {' / '.join(map(str, v))}" for k, v in versions.items()) or "none"
 
 
-def _add(into: dict[str, list[Any]], key: str, value: Any) -> None:
-    """Append value to into[key] unless it is there (distinct values in order of first use)."""
-    if value not in into.setdefault(key, []):
-        into[key].append(value)
-
-
-def _executable_hashes(
-    name: str, entries: list[dict[str, Any]]
-) -> tuple[dict[str, int], list[str], list[str]]:
-    """Runs per executable sha256, the warning when it changed during the campaign (the runs
-    measured different builds) and the note when runs recorded none."""
-    runs: dict[str, int] = {}
-    for e in entries:
-        sha = (e.get("executable") or {}).get("sha256")
-        if sha:
-            runs[sha] = runs.get(sha, 0) + 1
-    n = len(entries)
-    warnings = []
-    if len(runs) > 1:
-        counts = "; ".join(f"{sha}: {k} runs" for sha, k in runs.items())
-        warnings.append(
-            f"the executable of {name} changed during the campaign: {len(runs)} different "
-            f"sha256 over {n} runs ({counts}); the runs measured different builds"
+def _warnings(p: dict[str, Any]) -> list[str]:
+    """What changed during the campaign: the runs measured different builds."""
+    name, n, exe = p["name"], p["runs"], p["executable"]
+    out = []
+    if len(exe["runs_per_sha256"]) > 1:
+        counts = "; ".join(f"{sha}: {k} runs" for sha, k in exe["runs_per_sha256"].items())
+        out.append(
+            f"the executable of {name} changed during the campaign: {len(exe['sha256'])} "
+            f"different sha256 over {n} runs ({counts}); the runs measured different builds"
         )
-    unhashed = n - sum(runs.values())
-    notes = [f"{unhashed} of {n} runs of {name} recorded no executable sha256"] if unhashed else []
-    return runs, warnings, notes
-
-
-def _checkout_now(
-    name: str, path: str, now: dict[str, Any] | None, exe_runs: dict[str, int]
-) -> tuple[dict[str, Any], list[str]]:
-    """The prototype as the checkout holds it now (facts.json), and a note when its
-    executable is no longer the one the runs used."""
-    doc: dict[str, Any] = {"source": "facts.json (the checkout that collected the results)"}
-    if now is None:
-        doc["note"] = f"{NOT_AVAILABLE}: facts.json does not describe {path}"
-        return doc, []
-    if now.get("error"):
-        doc["note"] = f"{NOT_AVAILABLE}: {now['error']}"
-        return doc, []
-    sha_now = (now.get("executable") or {}).get("sha256")
-    same = (sha_now in exe_runs) if exe_runs and sha_now else None
-    doc.update(
-        manifest_sha256=(now.get("manifest") or {}).get("sha256"),
-        executable_sha256=sha_now,
-        executable_as_in_runs=same,
-    )
-    if same is False:
-        return doc, [
-            f"the executable of {name} in the checkout now (sha256 {sha_now}) is not the one "
-            "the runs used: rebuild it from the recorded commit to reproduce"
-        ]
-    return doc, []
-
-
-def _prototype(
-    path: str, entries: list[dict[str, Any]], now: dict[str, Any] | None
-) -> dict[str, Any]:
-    """One prototype over the ok runs that started it (see the comment above _shown); every
-    path in it as the report shows it."""
-
-    def distinct(key: str) -> list[Any]:
-        return _distinct(e.get(key) for e in entries)
-
-    shown = _shown(path)
-    name = str((distinct("name") or [shown])[0])
-    language = (distinct("language") or [None])[0]
-    exe_runs, warnings, notes = _executable_hashes(name, entries)
-    manifests = _distinct((e.get("manifest") or {}).get("sha256") for e in entries)
-    if len(manifests) > 1:
-        warnings.append(
-            f"the manifest {shown} changed during the campaign ({len(manifests)} sha256)"
+    if len(p["manifest_sha256"]) > 1:
+        out.append(
+            f"the manifest {p['manifest']} changed during the campaign "
+            f"({len(p['manifest_sha256'])} sha256)"
         )
-    locks: dict[str, list[Any]] = {}
-    declared: dict[str, list[Any]] = {}
-    reported: dict[str, list[Any]] = {}
-    for e in entries:
-        for lf in e.get("lock_files") or []:
-            _add(locks, _shown(lf.get("path")), lf.get("sha256"))
-        for lib, v in (e.get("library_versions") or {}).items():
-            _add(declared, lib, v)
-        for proc in (e.get("processes") or {}).values():
-            for lib, v in (proc.get("library_versions") or {}).items():
-                _add(reported, lib, v)
-    warnings += [
-        f"the lock file {lock} changed during the campaign ({len(shas)} sha256)"
-        for lock, shas in locks.items()
-        if len(shas) > 1
+    out += [
+        f"the lock file {lf['path']} changed during the campaign ({len(lf['sha256'])} sha256)"
+        for lf in p["lock_files"]
+        if len(lf["sha256"]) > 1
     ]
+    return out
+
+
+def _notes(p: dict[str, Any]) -> list[str]:
+    """What the runs did not record, versions the processes contradict, and a checkout whose
+    executable is no longer the runs'."""
+    name, n, exe = p["name"], p["runs"], p["executable"]
+    out = []
+    if exe["runs_without_sha256"]:
+        out.append(
+            f"{exe['runs_without_sha256']} of {n} runs of {name} recorded no executable sha256"
+        )
+    declared, reported = p["library_versions"], p["reported_library_versions"]
     differing = [lib for lib in declared if lib in reported and reported[lib] != declared[lib]]
     if differing:
-        notes.append(
+        out.append(
             "the processes report other versions than the manifest: "
             + ", ".join(
                 f"{lib} {' / '.join(map(str, reported[lib]))} (manifest: "
@@ -317,54 +183,26 @@ def _prototype(
                 for lib in differing
             )
         )
-    checkout_now, stale = _checkout_now(name, shown, now, exe_runs)
-    notes += stale
-    legacy = sum(1 for e in entries if e.get("legacy"))
+    now = p["checkout_now"]
+    if now.get("executable_as_in_runs") is False:
+        out.append(
+            f"the executable of {name} in the checkout now (sha256 {now['executable_sha256']}) "
+            "is not the one the runs used: rebuild it from the recorded commit to reproduce"
+        )
+    legacy = p["runs_recorded_before_prototype_records"]
     if legacy:
-        notes.append(
+        out.append(
             f"{legacy} runs were recorded before runs named their prototype: their name, "
             "language, build and manifest libraries are those of the checkout now"
         )
-    launchers = [e["launcher"] for e in entries if e.get("launcher")]
-    doc: dict[str, Any] = {
-        "manifest": shown,
-        "name": name,
-        "language": language,
-        "title": f"{name} ({language or 'language not recorded'}, {shown})",
-        "runs": len(entries),
-        "runs_recorded_before_prototype_records": legacy,
-        "manifest_sha256": manifests,
-        "runtime": distinct("runtime"),
-        "runtime_source": distinct("runtime_source"),
-        "build_command": (distinct("build_command") or [None])[-1],
-        "build_dir": _shown((distinct("build_dir") or [None])[-1]),
-        "executable": {
-            "path": _distinct(_shown((e.get("executable") or {}).get("path")) for e in entries),
-            "sha256": list(exe_runs),
-            "runs_per_sha256": exe_runs,
-            "runs_without_sha256": len(entries) - sum(exe_runs.values()),
-            "same_in_all_runs": len(exe_runs) == 1 and sum(exe_runs.values()) == len(entries),
-        },
-        "launcher": {
-            "argv": _distinct([_shown(a) for a in x.get("argv") or []] for x in launchers),
-            "path": _distinct(_shown(x.get("path")) for x in launchers),
-            "sha256": _distinct(x.get("sha256") for x in launchers),
-        }
-        if launchers
-        else None,
-        "library_versions": declared,
-        "reported_library_versions": reported,
-        "lock_files": [{"path": p, "sha256": s} for p, s in locks.items()],
-        "checkout_now": checkout_now,
-        "warnings": warnings,
-        "notes": notes,
-    }
-    if str(language or "").lower() == "go":
-        # The last run's go.mod: a change during the campaign is a lock-file warning above.
-        doc["go_modules"] = next(
-            (e["go_modules"] for e in reversed(entries) if e.get("go_modules")), {}
-        )
-        doc["go_mod_directive"] = (distinct("go_mod_directive") or [None])[-1]
+    return out
+
+
+def prototype(p: dict[str, Any]) -> dict[str, Any]:
+    """One prototype of facts.json's runs section in words: its title, warnings, notes and
+    the rows the appendix prints."""
+    title = f"{p['name']} ({p['language'] or 'language not recorded'}, {p['manifest']})"
+    doc = {**p, "title": title, "warnings": _warnings(p), "notes": _notes(p)}
     doc["rows"] = _prototype_rows(doc)
     return doc
 
@@ -443,36 +281,13 @@ def _prototype_rows(p: dict[str, Any]) -> list[dict[str, str]]:
     return [{"item": k, "value": v} for k, v in rows]
 
 
-def prototypes(
-    facts: dict[str, Any], runs: Sequence[layout.RawRun], repo: Path
-) -> list[dict[str, Any]]:
-    """Every prototype the ok runs started, in order of first use."""
-    # facts.json names manifests outside the repository by name only: matched as shown.
-    now = {
-        _shown((p.get("manifest") or {}).get("path")): p
-        for p in facts.get("prototypes") or []
-        if isinstance(p, dict)
-    }
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for run in runs:
-        if run.status != "ok" or run.meta is None:
-            continue
-        entries = (run.meta.get("versions") or {}).get("prototypes")
-        if not isinstance(entries, list):
-            entries = [_legacy_entry(run.meta, run.cell, now, repo)]
-        for e in entries:
-            path = _manifest_path((e.get("manifest") or {}).get("path"), repo)
-            groups.setdefault(path, []).append(e)
-    return [_prototype(path, entries, now.get(_shown(path))) for path, entries in groups.items()]
+# -- sections: the checkout's facts with what the runs recorded ----------------------------------
 
 
-# -- sections: the facts with what the runs recorded ---------------------------------------------
-
-
-def git_state(facts: dict[str, Any], metas: list[dict[str, Any]]) -> dict[str, Any]:
+def git_state(facts: dict[str, Any]) -> dict[str, Any]:
     doc: dict[str, Any] = dict(facts.get("git") or {"commit": None, "note": NOT_AVAILABLE})
-    recorded = _distinct(((v.get("git") or {}).get("commit")) for v in _versions(metas))
-    dirty_runs = sum(1 for v in _versions(metas) if (v.get("git") or {}).get("dirty"))
+    ran = facts["runs"]["git"]
+    recorded, dirty_runs = ran["recorded_commits"], ran["runs_from_dirty_tree"]
     doc["recorded_commits"] = recorded
     doc["runs_from_dirty_tree"] = dirty_runs
     warnings = []
@@ -488,12 +303,10 @@ def git_state(facts: dict[str, Any], metas: list[dict[str, Any]]) -> dict[str, A
     return doc
 
 
-def software(
-    facts: dict[str, Any], metas: list[dict[str, Any]], protos: list[dict[str, Any]]
-) -> dict[str, Any]:
+def software(facts: dict[str, Any], protos: list[dict[str, Any]]) -> dict[str, Any]:
     sw = facts.get("software") or {}
     go = sw.get("go") or {}
-    versions = _versions(metas)
+    ran = facts["runs"]["software"]
     go_protos = [p for p in protos if "go_modules" in p]
     go_doc: dict[str, Any] | str
     if go_protos:
@@ -521,9 +334,9 @@ def software(
         "quarto": sw.get("quarto") or NOT_AVAILABLE,
         "go": go_doc,
         "prototype_runtimes": {p["name"]: p["runtime"] or [NOT_AVAILABLE] for p in protos},
-        "python_in_runs": _distinct(v.get("python_version") for v in versions),
-        "kernel": _distinct(v.get("kernel") for v in versions),
-        "os": _distinct(v.get("os") for v in versions),
+        "python_in_runs": ran["python_in_runs"],
+        "kernel": ran["kernel"],
+        "os": ran["os"],
         "apt": sw.get("apt") or {"names": [], "installed": NOT_AVAILABLE},
         "note": (
             "python, r, pandoc, quarto, go.installed and apt are measured on the machine that "
@@ -533,20 +346,9 @@ def software(
     }
 
 
-def hardware(facts: dict[str, Any], runs: Sequence[layout.RawRun]) -> dict[str, Any]:
-    ok = [r for r in runs if r.status == "ok" and r.meta is not None]
-    versions = _versions([r.meta for r in ok if r.meta is not None])
+def hardware(facts: dict[str, Any]) -> dict[str, Any]:
     return {
-        "runs": {
-            "source": "meta.json of the ok runs (the machines that measured)",
-            "cpu_model": _distinct(v.get("cpu_model") for v in versions),
-            "cpu_count": _distinct(v.get("cpu_count") for v in versions),
-            "cpu_governor": _distinct(v.get("cpu_governor") for v in versions)
-            or ["not exposed by the kernel"],
-            "hostnames": _distinct(r.host for r in ok),
-            "placement": _distinct(((r.meta or {}).get("placement") or {}).get("kind") for r in ok),
-            "isolation": _distinct((r.meta or {}).get("isolation") for r in ok),
-        },
+        "runs": facts["runs"]["hardware"],
         "collection_machine": {
             "source": "the machine that collected the results (facts.json)",
             **(facts.get("hardware") or {}),
@@ -573,97 +375,21 @@ def disk(facts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def timing(facts: dict[str, Any], runs: Sequence[layout.RawRun]) -> dict[str, Any]:
-    spans = []  # (start, end) of every ok run and every failed attempt
-    windows_s = 0.0
-    overhead_s = 0.0
-    for r in runs:
-        meta = r.meta if r.status == "ok" else None
-        for m in ([meta] if meta else []) + [a.meta for a in r.failed if a.meta]:
-            if isinstance(m.get("start_unix_ns"), int) and isinstance(m.get("end_unix_ns"), int):
-                spans.append((m["start_unix_ns"], m["end_unix_ns"]))
-        if meta is None:
-            continue
-        ws, we = meta.get("window_start_unix_ns"), meta.get("window_end_unix_ns")
-        if isinstance(ws, int) and isinstance(we, int):
-            windows_s += (we - ws) / 1e9
-        elif isinstance((meta.get("phases_s") or {}).get("measurement"), int | float):
-            windows_s += float(meta["phases_s"]["measurement"])
-        if isinstance(meta.get("overhead_s"), int | float):
-            overhead_s += float(meta["overhead_s"])
-    doc: dict[str, Any] = {}
-    if spans:
-        first = min(s for s, _ in spans)
-        last = max(e for _, e in spans)
-        run_s = (last - first) / 1e9
-        doc.update(
-            time_to_run_s=run_s,
-            time_to_run_human=human_seconds(run_s),
-            first_start_unix_ns=first,
-            last_end_unix_ns=last,
-            start_time=_iso(first / 1e9),
-            end_time=_iso(last / 1e9),
-            attempts_counted=len(spans),
-        )
-    else:
-        doc.update(time_to_run_s=None, time_to_run_human=f"{NOT_AVAILABLE}: no run has finished")
-    doc.update(
-        measurement_windows_s=round(windows_s, 3),
-        overhead_s=round(overhead_s, 3),
-        definition=(
-            "time_to_run_s: earliest start_unix_ns to latest end_unix_ns over the ok runs and "
-            "failed attempts (meta.json); excludes Snakemake's start, the statistics and the "
-            "report. measurement_windows_s and overhead_s are sums over the ok runs."
-        ),
-    )
+def timing(facts: dict[str, Any]) -> dict[str, Any]:
+    """The runs' time (facts.json's runs section) with the setup's, in words as well."""
+    ran = facts["runs"]["timing"]
+    run_s = ran.get("time_to_run_s")
+    doc: dict[str, Any] = {
+        "time_to_run_s": run_s,
+        "time_to_run_human": human_seconds(run_s)
+        if isinstance(run_s, int | float)
+        else f"{NOT_AVAILABLE}: no run has finished",
+        **{k: v for k, v in ran.items() if k != "time_to_run_s"},
+    }
     prep = facts.get("time_to_prepare", f"{NOT_AVAILABLE}: facts.json has no time_to_prepare")
     if isinstance(prep, dict) and isinstance(prep.get("total_s"), int | float):
         prep = {**prep, "human": human_seconds(prep["total_s"])}
     doc["time_to_prepare"] = prep
-    return doc
-
-
-def experiments(
-    plan: dict[str, Any] | None, runs: Sequence[layout.RawRun], repo: Path = REPO
-) -> dict[str, Any]:
-    status: dict[str, int] = {"ok": 0, "failed": 0, "not_run": 0}
-    per_cell: dict[str, int] = {}
-    durations: list[Any] = []
-    for r in runs:
-        status[r.status] = status.get(r.status, 0) + 1
-        per_cell[r.cell_id] = per_cell.get(r.cell_id, 0) + 1
-        d = r.cell.get("duration_s")
-        if d is not None and d not in durations:
-            durations.append(d)
-    cells = [r.cell for r in runs]
-    doc: dict[str, Any] = {
-        "source": "plan.json and the run records" if plan else f"{NOT_AVAILABLE}: no plan.json",
-        "cells": (plan or {}).get("cells_total", len(per_cell)),
-        "runs_planned": (plan or {}).get("runs_total", len(runs)),
-        "runs_ok": status.pop("ok"),
-        "runs_failed": status.pop("failed"),
-        "runs_not_run": status.pop("not_run"),
-        "repetitions_per_cell": sorted(set(per_cell.values())),
-        "durations_s": sorted(durations),
-        "seed": (plan or {}).get("seed", NOT_AVAILABLE),
-        "order": (plan or {}).get("order", NOT_AVAILABLE),
-        "estimate_s": (plan or {}).get("estimate_s", NOT_AVAILABLE),
-        "campaign_file": (plan or {}).get("campaign_file", NOT_AVAILABLE),
-        "campaign_sha256": (plan or {}).get("campaign_sha256", NOT_AVAILABLE),
-        "transports": sorted({str(c.get("transport")) for c in cells}),
-        "players": sorted({int(c["players"]) for c in cells if "players" in c}),
-        "workloads": sorted({str(c.get("workload")) for c in cells}),
-        "network_profiles": sorted(
-            {json.dumps(c.get("network_profile")).strip('"') for c in cells}
-        ),
-        "prototypes": sorted({_shown(_manifest_path(c.get("prototype"), repo)) for c in cells}),
-        "not_runnable_here": [
-            {k: u.get(k) for k in ("prototype", "reason", "runs")}
-            for u in (plan or {}).get("unavailable") or []
-        ],
-    }
-    if status:  # any other status a record may carry
-        doc["runs_other_status"] = status
     return doc
 
 
@@ -721,100 +447,7 @@ def licences(facts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# -- badges, check-list, commands ----------------------------------------------------------------
-
-
-def _makefile_targets(repo: Path) -> list[str]:
-    try:
-        text = (repo / "Makefile").read_text()
-    except OSError:
-        return []
-    return re.findall(r"^([A-Za-z][\w-]*):", text, re.M)
-
-
-def _licence_words(code: Any) -> str:
-    """'MIT (LICENSE, sha256 ab12...)' for a licence file; the reason where there is none."""
-    if not isinstance(code, dict):
-        return str(code)
-    name = code.get("spdx") or code.get("first_line")
-    return f"{name} ({code.get('file')}, sha256 {code.get('sha256')})"
-
-
-def _self_check(badge: str, checks: dict[str, bool]) -> dict[str, Any]:
-    return {
-        "badge": badge,
-        "met": all(checks.values()),
-        "checks": [{"check": k, "met": v} for k, v in checks.items()],
-        "evidence": "self-check (evaluators decide): "
-        + "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items()),
-        "missing": "; ".join(k for k, v in checks.items() if not v)
-        or "nothing the self-check sees",
-    }
-
-
-def acm_badges(doc: dict[str, Any], repo: Path) -> list[dict[str, Any]]:
-    cit = doc["citation"]
-    remote = doc["public_remote"]
-    code = doc["licences"]["code"]
-    # Available needs a permanent archive with a DOI; a licence makes the archive reusable.
-    available = _self_check(
-        ACM_BADGES[0],
-        {
-            f"licence: {_licence_words(code)}": isinstance(code, dict),
-            "a permanent archive (e.g. Zenodo) with a DOI in CITATION.cff"
-            + (f": {cit['doi']}" if cit.get("doi") else ""): bool(cit.get("doi")),
-        },
-    )
-    available["evidence"] += f"; git remote: {remote}" if remote else "; no git remote"
-
-    targets = _makefile_targets(repo)
-    readme = repo / "README.md"
-    readme_text = readme.read_text() if readme.is_file() else ""
-    tests = sorted((repo / "tests" / "python").glob("test_*.py"))
-    exp = doc["experiments"]
-    res = doc["results"]["files"]
-    functional = _self_check(
-        ACM_BADGES[1],
-        {
-            "documented: README.md exists and names `make run` and `make test`": bool(readme_text)
-            and "make run" in readme_text
-            and "make test" in readme_text,
-            "exercisable: Makefile has the targets run and test": {"run", "test"} <= set(targets),
-            "exercisable: tests/python has test files": bool(tests),
-            "complete: every planned run finished ok": exp["runs_planned"] > 0
-            and exp["runs_ok"] == exp["runs_planned"],
-            "complete: the stats tables exist (runs.parquet, cells.csv, findings.json)": all(
-                isinstance(res.get(n), dict) for n in ("runs.parquet", "cells.csv", "findings.json")
-            ),
-            "consistent: all runs at one commit, equal to HEAD, from a clean tree": not doc["git"][
-                "warnings"
-            ],
-            "consistent: every run recorded its prototype's executable sha256, one per "
-            "prototype": bool(doc["prototypes"])
-            and all(p["executable"]["same_in_all_runs"] for p in doc["prototypes"]),
-        },
-    )
-    schemas = sorted(p.name for p in (repo / "workflow" / "schemas").glob("*.json"))
-    reusable = _self_check(
-        ACM_BADGES[2],
-        {
-            "Functional self-check passes": functional["met"],
-            f"configuration schemas in workflow/schemas ({', '.join(schemas) or 'none'})": bool(
-                schemas
-            ),
-            f"tests ({len(tests)} files in tests/python)": bool(tests),
-            "README documents adding a prototype": "## Adding a prototype" in readme_text,
-        },
-    )
-    reproduced = {
-        "badge": ACM_BADGES[3],
-        "met": False,
-        "checks": [{"check": "an independent reproduction", "met": False}],
-        "evidence": "awarded only after an independent team obtains the main results with this "
-        "artifact; the authors cannot claim it",
-        "missing": "an independent reproduction",
-    }
-    return [available, functional, reusable, reproduced]
+# -- check-list, commands ------------------------------------------------------------------------
 
 
 def commands(campaign: str, commit: str | None) -> list[dict[str, str]]:
@@ -836,7 +469,7 @@ def commands(campaign: str, commit: str | None) -> list[dict[str, str]]:
         },
         {
             "what": "this metadata",
-            "command": f".venv/bin/netstick report {c} --step facts && "
+            "command": f".venv/bin/netstick campaign facts {c} && "
             f".venv/bin/netstick report {c} --step checklist",
         },
     ]
@@ -978,7 +611,7 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
             else "not yet: this checkout has no public remote"
         )
         + (f"; DOI {doi}" if doi else "; no DOI"),
-        "Code licenses (if publicly available)?": _licence_words(lic["code"]),
+        "Code licenses (if publicly available)?": badges.licence_words(lic["code"]),
         "Data licenses (if publicly available)?": (
             f"campaign data: {lic['campaign_data']}"
             + "".join(
@@ -999,35 +632,42 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
 
 
 class FactsMissing(FileNotFoundError):
-    """RESULTS/facts.json is missing or not JSON: the workflow's facts step has not run."""
+    """RESULTS/facts.json is missing, not JSON or older than its runs section: the workflow's
+    facts step has not run (again)."""
 
 
-def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
-    """Everything artifact.json holds (see the module docstring)."""
+def read_facts(results: Path) -> dict[str, Any]:
+    """RESULTS/facts.json, or FactsMissing naming the command that writes it."""
     facts = read_json(results / "facts.json")
-    if facts is None:
+    if facts is None or (facts.get("facts_schema") or 0) < FACTS_SCHEMA or not facts.get("runs"):
+        found = "missing or not JSON" if facts is None else "written by an older facts step"
         raise FactsMissing(
-            f"{results / 'facts.json'}: missing or not JSON; write it first with "
-            f"`netstick report {raw.name} --step facts`"
+            f"{results / 'facts.json'}: {found}; write it first with "
+            f"`netstick campaign facts {results.name}`"
         )
-    plan, runs = _scan_runs(raw)
-    metas = _ok_metas(runs)
-    protos = prototypes(facts, runs, repo)
-    campaign = str((plan or {}).get("campaign") or raw.name)
+    return facts
+
+
+def collect(results: Path) -> dict[str, Any]:
+    """Everything artifact.json holds (see the module docstring)."""
+    facts = read_facts(results)
+    ran = facts["runs"]
+    protos = [prototype(p) for p in ran.get("prototypes") or []]
+    campaign = str(ran.get("campaign") or results.name)
     doc: dict[str, Any] = {
         "artifact_schema": ARTIFACT_SCHEMA,
         "campaign": campaign,
         "generated_unix_s": int(time.time()),
         "facts_generated_unix_s": facts.get("generated_unix_s"),
-        "plan": "plan.json" if plan is not None else f"{NOT_AVAILABLE}: plan.json missing",
-        "git": git_state(facts, metas),
+        "plan": ran.get("plan", NOT_AVAILABLE),
+        "git": git_state(facts),
         "lock_files": facts.get("lock_files") or [],
         "prototypes": protos,
-        "software": software(facts, metas, protos),
-        "hardware": hardware(facts, runs),
+        "software": software(facts, protos),
+        "hardware": hardware(facts),
         "disk": disk(facts),
-        "time": timing(facts, runs),
-        "experiments": experiments(plan, runs, repo),
+        "time": timing(facts),
+        "experiments": ran["experiments"],
         "results": results_files(results),
         "metrics": metrics(results),
         "licences": licences(facts),
@@ -1037,7 +677,7 @@ def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
     recorded = doc["git"]["recorded_commits"]
     commit = recorded[0] if len(recorded) == 1 else doc["git"].get("commit")
     doc["commands"] = commands(campaign, commit)
-    doc["acm_badges"] = acm_badges(doc, repo)
+    doc["acm_badges"] = badges.acm_badges(doc, facts.get("documentation") or {})
     doc["ctuning_checklist"] = ctuning_checklist(doc)
     return doc
 

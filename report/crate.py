@@ -8,8 +8,10 @@ CRATE_DIR (report/_output/<campaign>/) holds the rendered index.html; this adds
     CRATE_DIR/data/raw-manifest.tsv   every file of the raw campaign: path, bytes, sha256
     CRATE_DIR/ro-crate-metadata.json
 
-The raw data are not copied (a long campaign has gigabytes of logs); the manifest lets anyone
-check a copy of them. Every File entity carries its size and sha256. Each prototype that ran is a
+Everything comes from RESULTS: the facts step (`netstick campaign facts`) wrote plan.json and
+raw-manifest.tsv there beside facts.json, so the crate reads nothing under data/raw. The raw data
+are not copied (a long campaign has gigabytes of logs); the manifest lets anyone check a copy of
+them. Every File entity carries its size and sha256. Each prototype that ran is a
 SoftwareApplication (part of #netstick) with its programmingLanguage, runtimePlatform, the sha256
 of its executable and the libraries it ran with as softwareRequirements. Metadata come from
 RESULTS/artifact.json (report/checklist.py), so the crate says nothing the artifact does not.
@@ -32,12 +34,13 @@ from rocrate.model.contextentity import ContextEntity
 from rocrate.model.file import File
 from rocrate.rocrate import ROCrate
 
-from workflow.files import replace_atomically, sha256_of, write_text
+from workflow.files import replace_atomically, sha256_of
 
 REPORT = "index.html"
 MANIFEST = "raw-manifest.tsv"
 METADATA = "ro-crate-metadata.json"
-# Small tables copied from RESULTS (the Parquet files are left out: samples.parquet can be GBs).
+# Small files copied from RESULTS (the Parquet files are left out: samples.parquet can be GBs);
+# plan.json and raw-manifest.tsv are the facts step's.
 RESULT_TABLES = (
     "runs.csv",
     "cells.csv",
@@ -47,8 +50,8 @@ RESULT_TABLES = (
     "metrics.json",
     "ingest.json",
     "artifact.json",
+    "plan.json",
 )
-RAW_FILES = ("plan.json",)
 # Checksums use the Workflow Run Crate term, as the RO-Crate context has none of its own.
 SHA256_TERM = {"sha256": "https://w3id.org/ro/terms/workflow-run#sha256"}
 FORMATS = {
@@ -76,26 +79,15 @@ def _warn(msg: str) -> None:
     print(f"crate: warning: {msg}", file=sys.stderr)
 
 
-def raw_manifest(raw: Path, out: Path) -> int:
-    """Write out (TSV: path, bytes, sha256 of every file under raw, sorted); return the count."""
-    rows = []
-    for root, dirs, names in os.walk(raw):  # finite; symlinks are not followed
-        # Hidden entries are work in flight and locks (.<run>.tmp-<pid>/, .<run>.lock), not data.
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(n for n in names if not n.startswith(".")):
-            path = Path(root) / name
-            try:
-                if path.is_symlink() or not path.is_file():
-                    continue
-                rows.append(
-                    (path.relative_to(raw).as_posix(), path.stat().st_size, sha256_of(path))
-                )
-            except OSError:  # removed while walking (a campaign still running writes here)
-                continue
-    rows.sort()
-    text = "path\tbytes\tsha256\n" + "".join(f"{p}\t{n}\t{h}\n" for p, n, h in rows)
-    write_text(out, text)
-    return len(rows)
+def _description(name: str, copy: Path, campaign: str) -> str:
+    if name != MANIFEST:
+        return DESCRIPTIONS[name]
+    with copy.open("rb") as f:
+        files = sum(1 for _ in f) - 1  # a header line, then one line per file
+    return (
+        f"every file of data/raw/{campaign} ({files} files, not included in this crate): "
+        "relative path, bytes, sha256"
+    )
 
 
 def _file_props(path: Path, description: str) -> dict[str, Any]:
@@ -221,35 +213,22 @@ def _iso_from_unix_s(unix_s: Any) -> str | None:
     return dt.datetime.fromtimestamp(unix_s, dt.UTC).isoformat(timespec="seconds")
 
 
-def write_crate(crate_dir: Path, results: Path, raw: Path, artifact: dict[str, Any]) -> Path:
+def write_crate(crate_dir: Path, results: Path, artifact: dict[str, Any]) -> Path:
     """Write the campaign's RO-Crate into crate_dir; return the path of ro-crate-metadata.json."""
-    campaign = str(artifact.get("campaign") or raw.name)
+    campaign = str(artifact.get("campaign") or results.name)
     data = crate_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
 
     copied: list[tuple[Path, str]] = []  # (copy in data/, description)
-    for name, src in [(n, results / n) for n in RESULT_TABLES] + [(n, raw / n) for n in RAW_FILES]:
-        dest = data / name
+    for name in (*RESULT_TABLES, MANIFEST):
+        src, dest = results / name, data / name
         if src.is_file():
             replace_atomically(dest, lambda tmp, src=src: shutil.copyfile(src, tmp))
-            copied.append((dest, DESCRIPTIONS[name]))
+            copied.append((dest, _description(name, dest, campaign)))
         else:
             # A copy left by an earlier run would describe other results: remove it.
             dest.unlink(missing_ok=True)
             _warn(f"{src.name} not found in {src.parent.name}/; not in the crate")
-    manifest = data / MANIFEST
-    if raw.is_dir():
-        count = raw_manifest(raw, manifest)
-        copied.append(
-            (
-                manifest,
-                f"every file of data/raw/{campaign} ({count} files, not included in this "
-                "crate): relative path, bytes, sha256",
-            )
-        )
-    else:
-        manifest.unlink(missing_ok=True)
-        _warn(f"raw directory {raw.name} not found; no {MANIFEST}")
 
     crate = ROCrate()
     crate.metadata.extra_terms.update(SHA256_TERM)

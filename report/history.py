@@ -24,7 +24,7 @@ from workflow.files import REPO, write_json
 
 SOURCE: Final = Path(__file__).with_name("history.qmd")
 DEFAULT_OUT: Final = REPO / "report" / "_output" / "history" / "index.html"
-DECISION_SCHEMA: Final = 1  # regressions.json's schema (stats.history.REGRESSIONS_SCHEMA)
+DECISION_SCHEMA: Final = 1  # regressions.json's schema (stats.history.decide.REGRESSIONS_SCHEMA)
 
 
 class HistoryReportError(ValueError):

@@ -449,7 +449,7 @@ def _nic_rates(f: Finding) -> str:
     )
 
 
-# -- the nightly history (stats/history.py) ------------------------------------------------------
+# -- the nightly history (stats/history/) -------------------------------------------------------
 # Three significant digits in exponent notation where needed, as the history report prints them.
 
 

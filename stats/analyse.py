@@ -189,9 +189,21 @@ def _params(value: Any) -> Any:
 
 
 def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) -> list[dict]:
-    out: list[dict[str, Any]] = []
-    # Scaling: growth from the smallest to the largest player count, and threshold crossings.
+    """Every finding of a campaign: scaling and threshold crossings, slopes per transport,
+    significant comparisons, then what cannot be concluded (listed, never hidden)."""
     ok = ok_runs(runs, ())
+    return [
+        *_scaling_findings(ok),
+        *_slope_findings(ok),
+        *_comparison_findings(comps),
+        *_caveat_findings(runs, cell_table),
+    ]
+
+
+def _scaling_findings(ok: pl.DataFrame) -> list[dict[str, Any]]:
+    """Growth from the smallest to the largest player count, and the player counts where RTT
+    crosses the papers' thresholds, per prototype, transport, version, workload and network."""
+    out: list[dict[str, Any]] = []
     group_keys = [
         k
         for k in ("prototype", "transport", "library_version", "workload", "network_profile")
@@ -239,8 +251,13 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                                 c.estimate, "players", c.low, c.high, c.level, n_runs=c.n,
                             )
                         )  # fmt: skip
-    # Slopes per transport (statsmodels OLS, metric ~ players x transport) where a context has
-    # several player counts.
+    return out
+
+
+def _slope_findings(ok: pl.DataFrame) -> list[dict[str, Any]]:
+    """Slopes per transport (statsmodels OLS, metric ~ players x transport) where a context has
+    several player counts."""
+    out: list[dict[str, Any]] = []
     ctx_keys = [k for k in ("prototype", "workload", "network_profile") if k in ok.columns]
     for ctx, group in ok.group_by(ctx_keys, maintain_order=True):
         if group["players"].n_unique() < 2 or "rtt_net_p50_us" not in group.columns:
@@ -263,32 +280,44 @@ def findings(runs: pl.DataFrame, cell_table: pl.DataFrame, comps: pl.DataFrame) 
                     n_runs=slope.n, note=slope.note,
                 )
             )  # fmt: skip
-    # Comparisons whose interval excludes 1 after Benjamini-Hochberg.
-    if comps.height:
-        sig = comps.filter((pl.col("p_bh") < 0.05) & pl.col("ci_low").is_not_null())
-        for r in sig.iter_rows(named=True):
-            if r["ci_low"] <= 1.0 <= r["ci_high"]:
-                continue
-            keys = ("a", "b", "metric", *(k for k in CONTEXT_KEYS if k in r))
-            context = {k: _params(r[k]) if k == "params" else r[k] for k in keys}
-            out.append(
-                finding(
-                    "comparison", context, r["ratio_b_over_a"], "ratio", r["ci_low"], r["ci_high"],
-                    cliffs_delta=num(r["cliffs_delta"]), p_adjusted=num(r["p_bh"]),
-                    p_adjustment="Benjamini-Hochberg", n_runs=[r["n_a"], r["n_b"]],
-                )
-            )  # fmt: skip
-        if sig.height == 0:
-            n = int(min(comps["n_a"].min(), comps["n_b"].min()))  # type: ignore[arg-type]
-            smallest = 2 / math.comb(2 * n, n) if n > 0 else None
-            out.append(
-                finding(
-                    "inconclusive",
-                    {"about": "comparisons", "tests": comps.height, "runs_per_cell": n},
-                    smallest, "fraction",
-                )
-            )  # fmt: skip
-    # What cannot be concluded, and runs that never settled: listed, never hidden.
+    return out
+
+
+def _comparison_findings(comps: pl.DataFrame) -> list[dict[str, Any]]:
+    """Comparisons whose interval excludes 1 after Benjamini-Hochberg; when none does, how
+    small a p the runs per cell could have given at all."""
+    out: list[dict[str, Any]] = []
+    if not comps.height:
+        return out
+    sig = comps.filter((pl.col("p_bh") < 0.05) & pl.col("ci_low").is_not_null())
+    for r in sig.iter_rows(named=True):
+        if r["ci_low"] <= 1.0 <= r["ci_high"]:
+            continue
+        keys = ("a", "b", "metric", *(k for k in CONTEXT_KEYS if k in r))
+        context = {k: _params(r[k]) if k == "params" else r[k] for k in keys}
+        out.append(
+            finding(
+                "comparison", context, r["ratio_b_over_a"], "ratio", r["ci_low"], r["ci_high"],
+                cliffs_delta=num(r["cliffs_delta"]), p_adjusted=num(r["p_bh"]),
+                p_adjustment="Benjamini-Hochberg", n_runs=[r["n_a"], r["n_b"]],
+            )
+        )  # fmt: skip
+    if sig.height == 0:
+        n = int(min(comps["n_a"].min(), comps["n_b"].min()))  # type: ignore[arg-type]
+        smallest = 2 / math.comb(2 * n, n) if n > 0 else None
+        out.append(
+            finding(
+                "inconclusive",
+                {"about": "comparisons", "tests": comps.height, "runs_per_cell": n},
+                smallest, "fraction",
+            )
+        )  # fmt: skip
+    return out
+
+
+def _caveat_findings(runs: pl.DataFrame, cell_table: pl.DataFrame) -> list[dict[str, Any]]:
+    """What cannot be concluded, and runs that never settled or failed: listed, never hidden."""
+    out: list[dict[str, Any]] = []
     if "warmup_second_half" in runs.columns:
         unsettled = runs.filter(pl.col("warmup_second_half").fill_null(False))
         for r in unsettled.iter_rows(named=True):

@@ -30,7 +30,7 @@ from prototypes.contract.columns import RTT_KINDS
 from stats import runs_table, tables, timeseries, warmup
 from stats.runs_table import RunData
 from stats.window import Window
-from workflow.campaign import layout
+from workflow import layout
 from workflow.files import replace_atomically, write_json
 
 _KINDS = pl.Series("kind", RTT_KINDS, dtype=pl.String)

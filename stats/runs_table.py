@@ -1,8 +1,9 @@
 """One row per planned run of a campaign: what was measured, and what failed or never ran.
 
-rows() walks data/raw/<campaign> (workflow.campaign.layout.walk) and, for each ok run, reads
-its logs once (read_run: the rtt.csv files, the monitor CSVs, meta.json) and measures them over
-the measurement window (stats.window); stats.ingest writes the rows as runs.parquet and runs.csv
+rows() walks data/raw/<campaign> (workflow.layout.walk) and, for each ok run, reads its logs
+once (read_run: the rtt.csv files, the monitor CSVs, meta.json) and measures them over the
+measurement window (stats.window); read_run_dir reads a run directory on its own (a bench's run,
+outside any campaign) the same way. stats.ingest writes the rows as runs.parquet and runs.csv
 (columns: stats.tables.RUNS) and takes the samples from the same reading. Every planned run gets
 a row, so a failed or missing run can never silently drop out of a table (status says which it
 is). A file of an ok run that cannot be read gives the row a read_error naming it, not a crash.
@@ -10,14 +11,13 @@ is). A file of an ok run that cannot be read gives the row a read_error naming i
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monitors.sampler import Sample
+from monitors.sampler import MONITOR_CSV, Sample, read_monitor
 from prototypes.contract.logs import (
     LogFormatError,
     RttColumns,
@@ -28,34 +28,8 @@ from prototypes.contract.logs import (
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from stats.window import Window
-from workflow.campaign import layout
-
-
-def _samples(path: Path) -> list[Sample]:
-    with path.open(newline="") as f:
-        return [
-            Sample(
-                int(r["t_unix_ns"]),
-                r["proc"],
-                float(r["cpu_user_s"]),
-                float(r["cpu_system_s"]),
-                float(r["cpu_cores"]),
-                int(r["rss_bytes"]),
-                int(r["num_threads"]) if r["num_threads"] else None,
-            )
-            for r in csv.DictReader(f)
-        ]
-
-
-def read_monitor(run: Path) -> list[Sample]:
-    """The run's sampler rows: monitor.csv, where under SLURM each process sampled on its own
-    node (monitor-<name>.csv) replaces that process's rows (the local monitor.csv then sees
-    only the srun launcher)."""
-    samples = _samples(run / "monitor.csv")
-    for node_csv in sorted(run.glob("monitor-*.csv")):
-        name = node_csv.stem.removeprefix("monitor-")
-        samples = [x for x in samples if x.proc != name] + _samples(node_csv)
-    return samples
+from workflow import layout
+from workflow.files import read_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,34 +47,44 @@ class RunData:
     unread: dict[str, str] = field(default_factory=dict)
 
 
+def read_run_dir(run_dir: Path) -> RunData:
+    """Read one ok run directory's logs and its meta.json (a run measured outside a campaign,
+    or by itself); a file that cannot be read is listed in unread, never raised."""
+    return _read(run_dir, read_json(run_dir / "meta.json"))
+
+
 def read_run(run: layout.RawRun) -> RunData:
-    """Read one ok run's logs; a file that cannot be read is listed in unread, never raised."""
-    meta = run.meta or {}
+    """read_run_dir of a run the walker found, with the meta.json the walker read."""
+    return _read(run.run_dir, run.meta)
+
+
+def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
     unread: dict[str, str] = {}
-    if run.meta is None:
-        unread[str(run.run_dir / "meta.json")] = "missing or not a JSON object"
+    if meta is None:
+        unread[str(run_dir / "meta.json")] = "missing or not a JSON object"
     try:
-        rtt = read_rtt_logs(run.run_dir / "logs")
+        rtt = read_rtt_logs(run_dir / "logs")
     except LogFormatError as exc:
         unread[str(exc.path)] = exc.reason
         rtt = RttColumns.concat([])
     except OSError as exc:
-        unread[str(run.run_dir / "logs")] = f"{type(exc).__name__}: {exc}"
+        unread[str(run_dir / "logs")] = f"{type(exc).__name__}: {exc}"
         rtt = RttColumns.concat([])
     monitor = None
-    if (run.run_dir / "monitor.csv").is_file():
+    if (run_dir / MONITOR_CSV).is_file():
         try:
-            monitor = read_monitor(run.run_dir)
+            monitor = read_monitor(run_dir)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            unread[str(run.run_dir / "monitor.csv")] = f"{type(exc).__name__}: {exc}"
-    ticks = run.run_dir / "logs" / "server.ticks.csv"
+            unread[str(run_dir / MONITOR_CSV)] = f"{type(exc).__name__}: {exc}"
+    ticks = run_dir / "logs" / "server.ticks.csv"
     players = None
     if ticks.is_file():
         try:
             players = [int(r["players_connected"]) for r in read_ticks_csv(ticks)]
         except (OSError, ValueError) as exc:
             unread[str(ticks)] = f"{type(exc).__name__}: {exc}"
-    return RunData(run.run_dir, meta, Window.of(meta), rtt, monitor, players, unread)
+    meta = meta or {}
+    return RunData(run_dir, meta, Window.of(meta), rtt, monitor, players, unread)
 
 
 def measure(data: RunData) -> dict[str, Any]:

@@ -67,7 +67,7 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "read_error": (pl.String(), "why part of an ok run's data could not be read"),
     "bad_rows": (pl.Int64(), "rtt.csv rows left out as unparseable, over the run's files"),
     "overhead_s": (pl.Float64(), "harness time outside the measurement window, s"),
-    "host": (pl.String(), "host the run was measured on (workflow.campaign.layout.host_of)"),
+    "host": (pl.String(), "host the run was measured on (workflow.layout.host_of)"),
     "slurm_job_id": (pl.String(), "SLURM job that ran it, if any"),
     "isolation": (pl.String(), "network isolation of the run (netns or none)"),
     "commit": (pl.String(), "git commit the run was measured at"),

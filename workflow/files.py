@@ -81,3 +81,12 @@ def repo_relative(value: Any, repo: Path = REPO) -> Any:
     if isinstance(value, list | tuple):
         return [repo_relative(v, repo) for v in value]
     return value
+
+
+def shown_path(path: Path, repo: Path | None = None) -> str:
+    """A path as messages and records show it: relative to the repository (REPO when repo is
+    None, looked up when called) when inside it."""
+    try:
+        return str(path.resolve().relative_to((repo or REPO).resolve()))
+    except ValueError:
+        return str(path)

@@ -1,6 +1,6 @@
 """The log schema of prototypes/CONTRACT.md section 3, as data (schema version 1).
 
-Both the log checker (checklogs.py) and the readers (logs.py) take their
+Both the log checker (checklogs/) and the readers (logs.py) take their
 column names from here, so a schema change is made in one place.
 """
 

@@ -3,10 +3,10 @@ prototypes/contract/prototype.schema.json.
 
 A manifest says how to build a prototype and how to start its server and client processes under
 prototypes/CONTRACT.md, so adding a prototype needs no pipeline code. `load` validates a file and
-reports every problem with the file, the key path and what was expected; `server_argv` and
-`client_argvs` render the command templates for one cell (the cell dict of
-workflow.harness.cell, or any mapping with the same keys), splitting the players over client
-processes of at most `players_per_process` players each.
+reports every problem with the file, the key path and what was expected. The command templates
+are rendered for one cell by prototypes.contract.argv, the placeholders filled by
+prototypes.contract.templates; the other library versions a prototype can run are described by
+prototypes.contract.library_builds.
 
 Templates are argument lists, so nothing passes through a shell. Placeholders that stand for
 several arguments ({binary}, {params}, {extra}) must be whole list elements; the others may sit
@@ -16,11 +16,7 @@ inside an element ("-log-dir={log_dir}").
 from __future__ import annotations
 
 import dataclasses
-import glob
 import json
-import math
-import re
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +26,14 @@ from typing import Any
 import jsonschema
 import yaml
 
-from prototypes.contract import workloads
+from prototypes.contract.library_builds import (
+    LibraryBuilds,
+    VersionBuild,
+    library_builds_problems,
+    parse_library_builds,
+)
 from prototypes.contract.schema_errors import schema_problem
+from prototypes.contract.templates import fill, placeholders
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1
@@ -51,9 +53,6 @@ REQUIRED_SERVER = ("binary", "host", "port", "workload", "params", "tick_rate", 
                    "run_id", "seed", "extra")  # fmt: skip
 REQUIRED_CLIENT = (*REQUIRED_SERVER, "players", "first_player", "duration")
 LAUNCHER_PLACEHOLDERS = frozenset({"python"})
-
-_TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
-_FLAG_RE = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)(=.*)?")
 
 
 class ManifestError(ValueError):
@@ -80,65 +79,8 @@ class Transport:
     reliable_ordered: bool | None = None
 
 
+# The version a campaign names for the build `executable` is (the one `build` makes).
 PINNED = "pinned"
-# Placeholders of library_builds' templates.
-BUILD_PLACEHOLDERS = frozenset({"library", "version", "executable"})
-
-
-@dataclass(frozen=True, slots=True)
-class LibraryBuilds:
-    """library_builds of a manifest: which other versions of which libraries exist, how to build
-    one."""
-
-    libraries: Mapping[str, tuple[str, ...]]
-    command: tuple[str, ...]  # empty when the versions are built elsewhere (build.external)
-    executable: str  # template, relative to the manifest's directory
-    inputs: tuple[str, ...]  # glob templates, relative to the manifest's directory
-    timeout_s: float
-    client_executable: str | None = None  # template; None: clients run `executable`
-
-
-@dataclass(frozen=True, slots=True)
-class VersionBuild:
-    """One (library, version) build of a prototype: what to run and what it leaves."""
-
-    library: str
-    version: str
-    executable: Path  # absolute
-    command: tuple[str, ...]
-    cwd: Path
-    inputs: tuple[Path, ...]  # existing files it depends on
-    missing_inputs: tuple[str, ...]  # patterns that matched nothing
-    timeout_s: float
-    client_executable: Path | None = None  # absolute; None: clients run `executable`
-    # Who builds this version when nothing here does (the manifest's build.external).
-    external: str | None = None
-    fetch: tuple[str, ...] = ()
-
-    @property
-    def executables(self) -> tuple[Path, ...]:
-        """The programs this build leaves: the server's, then the client's if it differs."""
-        client = self.client_executable
-        if client is None or client == self.executable:
-            return (self.executable,)
-        return (self.executable, client)
-
-    def missing_executables(self) -> tuple[Path, ...]:
-        return tuple(p for p in self.executables if not p.exists())
-
-    def stale(self) -> bool:
-        """Whether an executable is missing or older than one of its inputs (a build made
-        elsewhere is only ever missing: it is downloaded, so its time says nothing)."""
-        if self.missing_executables():
-            return True
-        if self.external is not None:
-            return False
-        built = min(p.stat().st_mtime for p in self.executables)
-        return any(p.stat().st_mtime > built for p in self.inputs)
-
-
-class VersionBuildError(RuntimeError):
-    """Building one library version failed; the message names library, version and output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,35 +173,8 @@ class Manifest:
         t = self.transport(transport)
         if version in (PINNED, t.version) or self.library_builds is None:
             return None
-        lb = self.library_builds
-        values = {"library": t.library, "version": version}
-        executable = (self.directory / _fill(lb.executable, values)).resolve()
-        client = (
-            (self.directory / _fill(lb.client_executable, values)).resolve()
-            if lb.client_executable is not None
-            else None
-        )
-        values["executable"] = str(executable)
-        inputs: list[Path] = []
-        missing: list[str] = []
-        for pattern in lb.inputs:
-            path = _fill(pattern, values)
-            found = sorted(glob.glob(str(self.directory / path), recursive=True))
-            if not found:
-                missing.append(path)
-            inputs += [Path(f) for f in found if Path(f).is_file()]
-        return VersionBuild(
-            library=t.library,
-            version=version,
-            executable=executable,
-            command=tuple(_fill(a, values) for a in lb.command),
-            cwd=self.directory,
-            inputs=tuple(inputs),
-            missing_inputs=tuple(missing),
-            timeout_s=lb.timeout_s,
-            client_executable=client,
-            external=self.build_external,
-            fetch=self.build_fetch,
+        return self.library_builds.version_build(
+            self.directory, t.library, version, external=self.build_external, fetch=self.build_fetch
         )
 
     def for_version(self, transport: str, version: str) -> Manifest:
@@ -267,15 +182,6 @@ class Manifest:
         vb = self.version_build(transport, version)
         if vb is None:
             return self
-        # What this build declares: the version named, and for a Go module file every other
-        # listed library as that file requires it (minimal version selection may have raised
-        # a shared dependency along with it).
-        versions = dict(self.library_versions)
-        for lock in (p for p in vb.inputs if p.suffix == ".mod"):
-            required = go_mod_requirements(lock)
-            versions |= {k: required[k] for k in versions if k in required}
-        if vb.library in versions:
-            versions[vb.library] = vb.version
         transports = tuple(
             dataclasses.replace(t, version=vb.version) if t.library == vb.library else t
             for t in self.transports
@@ -285,14 +191,14 @@ class Manifest:
             executable=vb.executable,
             client_executable=vb.client_executable,
             library_build=vb,
-            library_versions=versions,
+            library_versions=vb.library_versions(self.library_versions),
             transports=transports,
         )
 
     def binary_argv(self, role: str = "server") -> list[str]:
         """What {binary} expands to in a process of this role: launcher, the role's executable
         (program), command_prefix."""
-        launcher = [_fill(a, {"python": sys.executable}) for a in self.launcher]
+        launcher = [fill(a, {"python": sys.executable}) for a in self.launcher]
         return [*launcher, str(self.program(role)), *self.command_prefix]
 
 
@@ -309,26 +215,13 @@ def contract_workloads() -> tuple[str, ...]:
     return tuple(_schema()["properties"]["workloads"]["items"]["enum"])
 
 
-def _placeholders(text: str) -> list[str] | None:
-    """Placeholder names in one template element; None if its braces are malformed."""
-    names = []
-    for m in _TOKEN_RE.finditer(text):
-        tok = m.group(0)
-        if tok in ("{{", "}}"):
-            continue
-        if m.group(1) is None:
-            return None  # a lone brace
-        names.append(m.group(1))
-    return names
-
-
 def _check_template(
     key: str, template: Sequence[str], allowed: frozenset[str], required: Sequence[str]
 ) -> list[str]:
     problems = []
     seen: dict[str, int] = {}
     for i, element in enumerate(template):
-        names = _placeholders(element)
+        names = placeholders(element)
         if names is None:
             problems.append(
                 f"key {key}.{i}: {element!r} has an unmatched brace; expected {{name}} "
@@ -385,81 +278,13 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
             if key in build:
                 other = "command" if key == "timeout_s" else "external"
                 problems.append(f"key build.{key}: only allowed with build.{other}")
-    lb = doc.get("library_builds")
-    if lb is not None:
-        if not external:
-            for key in ("command", "inputs"):
-                if key not in lb:
-                    problems.append(
-                        f"key library_builds.{key}: missing; required unless build.external "
-                        "(the versions are built here)"
-                    )
-        libraries = {t["library"] for t in doc["transports"]}
-        for lib in lb["libraries"]:
-            if lib not in libraries:
-                problems.append(
-                    f"key library_builds.libraries.{lib}: no transport uses this library; "
-                    f"expected one of {', '.join(sorted(libraries))}"
-                )
-        for key in ("command", "executable", "client_executable", "inputs"):
-            if key not in lb:
-                continue
-            elements = lb[key] if isinstance(lb[key], list) else [lb[key]]
-            allowed = BUILD_PLACEHOLDERS if key == "command" else {"library", "version"}
-            expected = " ".join(f"{{{n}}}" for n in sorted(allowed))
-            for element in elements:
-                for name in _placeholders(element) or []:
-                    if name not in allowed:
-                        problems.append(
-                            f"key library_builds.{key}: unknown placeholder {{{name}}} in "
-                            f"{element!r}; expected {expected}"
-                        )
-        for key in ("executable", "client_executable"):
-            if key in lb:
-                problems += _version_paths_problems(doc, lb, key, external)
+    problems += library_builds_problems(doc, external)
     for i, element in enumerate(doc.get("launcher", [])):
-        for name in _placeholders(element) or []:
+        for name in placeholders(element) or []:
             if name not in LAUNCHER_PLACEHOLDERS:
                 problems.append(
                     f"key launcher.{i}: unknown placeholder {{{name}}}; expected only {{python}}"
                 )
-    return problems
-
-
-def _version_paths_problems(
-    doc: Mapping[str, Any], lb: Mapping[str, Any], key: str, external: bool
-) -> list[str]:
-    """Every library version needs its own executable: a template naming {library} and
-    {version}; a build made elsewhere has its layout fixed there (e.g. one directory per Unity
-    track), so any paths do, one per listed version and none the pinned build's."""
-    template = lb[key]
-    names = _placeholders(template)
-    if names is None or not set(names) <= {"library", "version"}:
-        return []  # reported as an unknown placeholder
-    if not external:
-        if not {"library", "version"} <= set(names):
-            return [
-                f"key library_builds.{key}: must contain {{library}} and {{version}} so that "
-                "every version has its own executable"
-            ]
-        return []
-    pinned = {doc["executable"], doc.get("client_executable", doc["executable"])}
-    seen: dict[str, str] = {}
-    problems = []
-    for library, versions in lb["libraries"].items():
-        for version in versions:
-            path = _fill(template, {"library": library, "version": version})
-            if path in pinned:
-                problems.append(
-                    f"key library_builds.{key}: {library} {version} would run {path}, the "
-                    "pinned build's executable; expected a path of its own"
-                )
-            elif path in seen:
-                problems.append(
-                    f"key library_builds.{key}: {library} {version} and {seen[path]} would share "
-                    f"{path}; expected one path per version (use {{library}} and {{version}})"
-                )
-            seen.setdefault(path, f"{library} {version}")
     return problems
 
 
@@ -523,90 +348,8 @@ def parse(doc: object, path: Path | str) -> Manifest:
         library_versions=dict(doc["library_versions"]),
         environment=dict(doc.get("environment", {})),
         raw=doc,
-        library_builds=_library_builds(doc.get("library_builds"), props),
+        library_builds=parse_library_builds(doc.get("library_builds"), props),
     )
-
-
-def _library_builds(lb: Mapping[str, Any] | None, props: Mapping[str, Any]) -> LibraryBuilds | None:
-    if lb is None:
-        return None
-    default_s = props["library_builds"]["properties"]["timeout_s"]["default"]
-    return LibraryBuilds(
-        libraries={k: tuple(v) for k, v in lb["libraries"].items()},
-        command=tuple(lb.get("command", ())),
-        executable=lb["executable"],
-        inputs=tuple(lb.get("inputs", ())),
-        timeout_s=float(lb.get("timeout_s", default_s)),
-        client_executable=lb.get("client_executable"),
-    )
-
-
-def go_mod_requirements(go_mod: Path) -> dict[str, str]:
-    """Module -> version of every requirement in a go.mod (or an alternate module file); empty
-    when the file cannot be read."""
-    out: dict[str, str] = {}
-    try:
-        text = go_mod.read_text()
-    except OSError:
-        return out
-    in_block = False
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0].strip()
-        if line.startswith("require ("):
-            in_block = True
-            continue
-        if in_block and line == ")":
-            in_block = False
-            continue
-        if line.startswith("require "):
-            line = line[len("require ") :]
-        elif not in_block:
-            continue
-        parts = line.split()
-        if len(parts) >= 2:
-            out[parts[0]] = parts[1]
-    return out
-
-
-def build_version(vb: VersionBuild, *, force: bool = False) -> bool:
-    """Build one library version unless its executable is up to date; True if it built.
-
-    Raises VersionBuildError naming the library, the version and the builder's message (the
-    compiler's, for a version whose API the source does not match)."""
-    if vb.external is not None:
-        # Nothing here builds it: present, or an error saying who builds it and how to fetch it.
-        missing = vb.missing_executables()
-        if missing:
-            raise VersionBuildError(
-                f"library {vb.library} version {vb.version}: missing "
-                f"{', '.join(map(str, missing))}; built by {vb.external}"
-                + (f"; fetch it: {' '.join(vb.fetch)} (in {vb.cwd})" if vb.fetch else "")
-            )
-        return False
-    if vb.missing_inputs:
-        raise VersionBuildError(
-            f"library {vb.library} version {vb.version}: cannot build, missing "
-            f"{', '.join(vb.missing_inputs)} in {vb.cwd} (generate them first)"
-        )
-    if not force and not vb.stale():
-        return False
-    vb.executable.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        res = subprocess.run(
-            vb.command, cwd=vb.cwd, capture_output=True, text=True, timeout=vb.timeout_s,
-            check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise VersionBuildError(
-            f"library {vb.library} version {vb.version}: build did not finish within "
-            f"{vb.timeout_s:g} s: {' '.join(vb.command)}"
-        ) from None
-    if res.returncode != 0:
-        raise VersionBuildError(
-            f"library {vb.library} version {vb.version} does not build (exit {res.returncode}): "
-            f"{' '.join(vb.command)}\n" + (res.stderr or res.stdout)[-3000:]
-        )
-    return True
 
 
 def load(path: Path | str) -> Manifest:
@@ -624,196 +367,3 @@ def load(path: Path | str) -> Manifest:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(path, [f"{where}not valid YAML: {problem}"]) from None
     return parse(doc, path)
-
-
-# -- rendering -------------------------------------------------------------------------------
-
-
-def _fill(element: str, values: Mapping[str, str]) -> str:
-    def sub(m: re.Match[str]) -> str:
-        tok = m.group(0)
-        if tok == "{{":
-            return "{"
-        if tok == "}}":
-            return "}"
-        return values[m.group(1)]
-
-    return _TOKEN_RE.sub(sub, element)
-
-
-def _render(
-    template: Sequence[str], scalars: Mapping[str, str], lists: Mapping[str, list[str]]
-) -> list[str]:
-    out: list[str] = []
-    for element in template:
-        name = element[1:-1] if element.startswith("{") and element.endswith("}") else ""
-        if name in lists and element == f"{{{name}}}":
-            out += lists[name]
-        else:
-            out.append(_fill(element, scalars))
-    return out
-
-
-def _text(value: object) -> str:
-    """A cell value as the prototype sees it: booleans lower case, numbers without '.0'."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def param_args(cell: Mapping[str, Any]) -> list[str]:
-    """-param key=value per workload parameter, then -param t.key=value per transport option."""
-    out: list[str] = []
-    for key, value in cell.get("params", {}).items():
-        out += ["-param", f"{key}={_text(value)}"]
-    for key, value in cell.get("transport_options", {}).items():
-        out += ["-param", f"t.{key}={_text(value)}"]
-    return out
-
-
-def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
-    """Extra flags may only be optional contract flags or prototype flags the manifest declares."""
-    i = 0
-    while i < len(extra):
-        m = _FLAG_RE.fullmatch(extra[i])
-        if m is None or (
-            m.group(1) not in man.optional_flags and m.group(1) not in man.prototype_flags
-        ):
-            declared = ", ".join(f"-{f}" for f in man.optional_flags) or "none"
-            own = ", ".join(f"-{f}" for f in man.prototype_flags) or "none"
-            raise ValueError(
-                f"{key}: {extra[i]!r} is not an optional flag that {man.path} declares "
-                f"(optional_flags: {declared}; prototype_flags: {own})"
-            )
-        i += 1 if m.group(2) else 2
-
-
-def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
-    if cell["transport"] not in man.transport_names:
-        raise ValueError(
-            f"cell transport {cell['transport']!r} is not offered by {man.path} "
-            f"(transports: {', '.join(man.transport_names)})"
-        )
-    workload = cell.get("workload", "idle")
-    if workload not in man.workloads:
-        raise ValueError(
-            f"cell workload {workload!r} is not supported by {man.path} "
-            f"(workloads: {', '.join(man.workloads)})"
-        )
-
-
-def check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
-    """Raise ValueError (naming the key and what the manifest or the contract allows) when a cell
-    asks this prototype for a transport, workload or extra flag it does not have, or gives its
-    workload a parameter or value the contract does not allow: bad input, found before anything
-    runs."""
-    _check_cell(man, cell)
-    _check_extra(man, "extra_server_flags", list(cell.get("extra_server_flags", [])))
-    _check_extra(man, "extra_client_flags", list(cell.get("extra_client_flags", [])))
-    # The contract's parameters and values: the same for every prototype.
-    workloads.check(str(cell.get("workload", "idle")), cell.get("params", {}))
-
-
-def _scalars(
-    man: Manifest, cell: Mapping[str, Any], host: str, port: int, log_dir: Path | str
-) -> dict[str, str]:
-    return {
-        "transport": str(cell["transport"]),
-        "host": host,
-        "port": str(port),
-        "workload": str(cell.get("workload", "idle")),
-        "tick_rate": _text(float(cell.get("tick_rate_hz", 60))),
-        "log_dir": str(log_dir),
-        "run_id": str(cell.get("run_id", "local")),
-        "seed": str(cell.get("seed", 1)),
-    }
-
-
-def server_argv(
-    man: Manifest,
-    cell: Mapping[str, Any],
-    *,
-    host: str,
-    port: int,
-    log_dir: Path | str,
-    check: bool = True,
-) -> list[str]:
-    """The server's argument list for one cell.
-
-    cell: the keys of workflow/schemas/cell.schema.json that matter here (transport, workload,
-    params, transport_options, tick_rate_hz, run_id, seed, extra_server_flags); the server runs
-    until SIGTERM unless cell has server_duration_s. check=False skips the checks of transport,
-    workload and extra flags against the manifest (the conformance checker's bad inputs).
-    """
-    extra = list(cell.get("extra_server_flags", []))
-    if check:
-        _check_cell(man, cell)
-        _check_extra(man, "extra_server_flags", extra)
-    scalars = _scalars(man, cell, host, port, log_dir)
-    scalars["duration"] = _text(float(cell.get("server_duration_s", 0)))
-    lists = {"binary": man.binary_argv(), "params": param_args(cell), "extra": extra}
-    return _render(man.server_command, scalars, lists)
-
-
-def client_split(players: int, per_process: int) -> list[tuple[int, int]]:
-    """(first_player, players) of each client process: full processes, then the remainder."""
-    if players < 1 or per_process < 1:
-        raise ValueError(
-            f"players ({players}) and players_per_process ({per_process}) must be >= 1"
-        )
-    n = math.ceil(players / per_process)
-    return [(k * per_process, min(per_process, players - k * per_process)) for k in range(n)]
-
-
-def client_argvs(
-    man: Manifest,
-    cell: Mapping[str, Any],
-    *,
-    host: str,
-    port: int,
-    log_dir: Path | str,
-    players_per_process: int | None = None,
-    check: bool = True,
-) -> list[list[str]]:
-    """One argument list per client process: ceil(players / players_per_process) processes.
-
-    players_per_process defaults to the manifest's (a smaller value is always allowed, e.g. to
-    test the split); the logs of process k are client-<first player>.*.
-    """
-    per = players_per_process or man.players_per_process
-    if per > man.players_per_process:
-        raise ValueError(
-            f"players_per_process {per} exceeds the {man.players_per_process} that {man.path} "
-            "allows"
-        )
-    extra = list(cell.get("extra_client_flags", []))
-    if check:
-        _check_cell(man, cell)
-        _check_extra(man, "extra_client_flags", extra)
-    out = []
-    for first, count in client_split(int(cell.get("players", 1)), per):
-        scalars = _scalars(man, cell, host, port, log_dir)
-        scalars |= {
-            "players": str(count),
-            "first_player": str(first),
-            "duration": _text(float(cell.get("duration_s", 0))),
-        }
-        lists = {"binary": man.binary_argv("client"), "params": param_args(cell), "extra": extra}
-        out.append(_render(man.client_command, scalars, lists))
-    return out
-
-
-def optional_flag_args(man: Manifest, values: Mapping[str, object]) -> list[str]:
-    """-flag value for those of values (flag name without dash -> value) the manifest declares."""
-    out: list[str] = []
-    for flag, value in values.items():
-        if flag in man.optional_flags:
-            out += [f"-{flag}", _text(value)]
-    return out
-
-
-def process_env(man: Manifest, base: Mapping[str, str]) -> dict[str, str]:
-    """The environment of a prototype process: base plus the manifest's `environment`."""
-    return {**base, **man.environment}

@@ -29,8 +29,8 @@ import polars as pl
 
 from stats.summary import percentiles
 from stats.tables import empty
-from workflow.campaign.layout import derive_cell_id
 from workflow.files import replace_atomically
+from workflow.layout import derive_cell_id
 
 # -- table shapes: samples and runs are the statistics stage's (stats.tables) -----------------
 
@@ -141,7 +141,7 @@ def cell_id(
     network_profile: str,
     duration_s: float,
 ) -> str:
-    """The cell id Netstick would give this configuration (workflow.campaign.layout.derive_cell_id).
+    """The cell id Netstick would give this configuration (workflow.layout.derive_cell_id).
 
     Transport options stay out of the id: the studies' settings are recorded in the runs table's
     transport_options, but they were library defaults or editor settings, not a varied factor.

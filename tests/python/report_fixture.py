@@ -62,12 +62,11 @@ def _rtt_us(cell: dict[str, Any], rng: np.random.Generator) -> float:
     return float(base * rng.lognormal(0.0, 0.03))
 
 
-def build(results: Path, raw: Path, seed: int = 7) -> dict[str, Any]:
-    """Write runs.parquet, runs.csv, timeseries.parquet, the stats and the figure data into
-    results, and plan.json into raw; return the plan."""
+def build(results: Path, seed: int = 7) -> dict[str, Any]:
+    """Write runs.parquet, runs.csv, timeseries.parquet, the stats, the figure data and
+    plan.json (as the facts step copies it) into results; return the plan."""
     rng = np.random.default_rng(seed)
     results.mkdir(parents=True, exist_ok=True)
-    raw.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
     order = 0
@@ -130,7 +129,7 @@ def build(results: Path, raw: Path, seed: int = 7) -> dict[str, Any]:
     pl.DataFrame(series, schema=timeseries.SCHEMA).write_parquet(results / "timeseries.parquet")
     analyse.analyse(results)
     plan = {"campaign": "synthetic", "seed": seed, "runs": []}
-    (raw / "plan.json").write_text(json.dumps(plan))
+    (results / "plan.json").write_text(json.dumps(plan))
     from report import figdata
 
     figdata.shape(results)

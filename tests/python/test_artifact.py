@@ -15,8 +15,9 @@ import yaml
 
 from report import checklist
 from stats import analyse
+from workflow.campaign import facts
+from workflow.campaign.facts import checkout
 from workflow.cli.main import main as cli_main
-from workflow.harness import provenance
 
 REPO = Path(__file__).resolve().parents[2]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -177,8 +178,8 @@ def fake(tmp_path_factory: pytest.TempPathFactory) -> FakeCampaign:
 
 def collect(results: Path, raw: Path, repo: Path = REPO) -> dict[str, Any]:
     """The workflow's two steps: the facts, then the check-list."""
-    provenance.write_facts(results, raw, repo)
-    return checklist.collect(results, raw, repo)
+    facts.write(results, raw, repo)
+    return checklist.collect(results)
 
 
 @pytest.fixture(scope="module")
@@ -346,13 +347,49 @@ def test_cli_writes_facts_then_artifact_json_atomically(
     argv = ["report", "fake", "--data-dir", str(data), "--step"]
     # Without facts.json the check-list names the file and the command that writes it.
     assert cli_main([*argv, "checklist"]) == 2
-    assert "facts.json" in capsys.readouterr().err
-    assert cli_main([*argv, "facts"]) == 0
+    err = capsys.readouterr().err
+    assert "facts.json" in err and "netstick campaign facts fake" in err
+    # No plan, no facts: a mistyped campaign writes nothing.
+    assert cli_main(["campaign", "facts", "nothing", "--data-dir", str(data)]) == 2
+    assert "plan.json" in capsys.readouterr().err
+    assert cli_main(["campaign", "facts", "fake", "--data-dir", str(data)]) == 0
+    # The check-list reads the results alone: data/raw may be gone.
+    (data / "raw" / "fake").unlink()
     assert cli_main([*argv, "checklist"]) == 0
     doc = json.loads((results / "artifact.json").read_text())
     assert doc["campaign"] == "fake"
-    # No temporary left.
-    assert sorted(p.name for p in results.iterdir()) == ["artifact.json", "facts.json"]
+    # No temporary left; the plan and the raw manifest beside the facts.
+    assert sorted(p.name for p in results.iterdir()) == [
+        "artifact.json",
+        "facts.json",
+        "plan.json",
+        "raw-manifest.tsv",
+    ]
+    assert json.loads((results / "plan.json").read_text()) == json.loads(
+        (fake.raw / "plan.json").read_text()
+    )
+
+
+def test_facts_hold_what_the_runs_recorded(fake: FakeCampaign, doc: dict[str, Any]) -> None:
+    """facts.json's runs section: the one read of data/raw that the check-list words."""
+    ran = json.loads((fake.results / "facts.json").read_text())["runs"]
+    assert ran["campaign"] == "fake" and ran["plan"] == "plan.json"
+    assert ran["git"] == {"recorded_commits": [COMMIT], "runs_from_dirty_tree": 0}
+    assert ran["experiments"] == doc["experiments"]
+    assert ran["hardware"] == doc["hardware"]["runs"]
+    assert ran["software"]["kernel"] == ["6.1.0-fake"]
+    assert ran["timing"]["time_to_run_s"] == doc["time"]["time_to_run_s"]
+    [proto] = ran["prototypes"]
+    # Words are the check-list's: the facts hold counts and values only.
+    assert "warnings" not in proto and "rows" not in proto and "title" not in proto
+    assert proto["executable"]["runs_without_sha256"] == 2
+    assert proto["runs_recorded_before_prototype_records"] == 2
+
+
+def test_an_older_facts_json_is_refused_with_the_command(tmp_path: Path) -> None:
+    (tmp_path / "facts.json").write_text(json.dumps({"facts_schema": 1, "git": {}}))
+    with pytest.raises(checklist.FactsMissing, match="netstick campaign facts"):
+        checklist.collect(tmp_path)
 
 
 def test_licence_is_named_with_its_file_and_hash(doc: dict[str, Any]) -> None:
@@ -374,7 +411,7 @@ def test_citation_cff_is_valid_yaml_citing_the_campaign_sources() -> None:
     assert cff["cff-version"] == "1.2.0"
     assert cff["authors"] == [{"name": "The Netstick developers"}]
     # The licence of the LICENSE file, by its SPDX identifier.
-    assert cff["license"] == provenance.licence_file(REPO / "LICENSE", REPO)["spdx"] == "MIT"
+    assert cff["license"] == checkout.licence_file(REPO / "LICENSE", REPO)["spdx"] == "MIT"
     sources = " ".join(
         re.sub(
             r"\s+", " ", yaml.safe_load((REPO / "workflow" / "campaigns" / f).read_text())["source"]

@@ -1,5 +1,6 @@
-"""The benchmarks' shared record writer and formatter (workflow.cli.bench.record), and
-bench-prototypes and the demo run through the harness with the fake prototype."""
+"""The benchmarks' shared record writer and formatter (workflow.bench.record), their targets
+(workflow.bench.targets), the bench registry, and bench-prototypes and the demo run through the
+harness with the fake prototype."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from workflow.cli.bench import demo, record
-from workflow.cli.bench import prototypes as bench
+from workflow.bench import BENCHES, cells, demo, record, targets
+from workflow.bench import module as bench_module
+from workflow.bench import prototypes as bench
 from workflow.files import REPO
 
 FAKE_MANIFEST = REPO / "tests" / "python" / "fake-prototype.yaml"
@@ -28,41 +30,42 @@ def test_targets_measured_and_judged() -> None:
         rec("tcp", 200, players_per_client_core=400.0, send_late_p99_us=100.0, connect_s=2.5),
         {"transport": "ws", "players": 200, "ok": False, "error": "exit 4\nmore"},
     ]
-    targets = {(t["target"], t["transport"]): t for t in bench.evaluate_targets(records)}
-    assert targets[("udp_rtt_p50", "udp")]["pass"] is True
-    assert targets[("udp_rtt_p50", "udp")]["measured"] == 80.0
-    assert targets[("players_per_client_core", "udp")]["pass"] is True
-    assert "players / client_cpu_cores" in targets[("players_per_client_core", "udp")]["note"]
-    assert targets[("players_per_client_core", "tcp")]["pass"] is False
-    assert targets[("send_late_p99", "udp")]["pass"] is False
-    assert targets[("send_late_p99", "tcp")]["pass"] is True
-    assert targets[("connect_time", "tcp")]["pass"] is False
-    assert targets[("connect_time", "ws")]["pass"] is False
-    assert targets[("connect_time", "ws")]["note"] == "cell failed: exit 4"
-    assert ("connect_time", "kcp") not in targets  # kcp was not part of this matrix
+    judged = targets.evaluate_targets(records, bench.TARGETS)
+    by = {(t["target"], t["transport"]): t for t in judged}
+    assert by[("udp_rtt_p50", "udp")]["pass"] is True
+    assert by[("udp_rtt_p50", "udp")]["measured"] == 80.0
+    assert by[("players_per_client_core", "udp")]["pass"] is True
+    assert "players / client_cpu_cores" in by[("players_per_client_core", "udp")]["note"]
+    assert by[("players_per_client_core", "tcp")]["pass"] is False
+    assert by[("send_late_p99", "udp")]["pass"] is False
+    assert by[("send_late_p99", "tcp")]["pass"] is True
+    assert by[("connect_time", "tcp")]["pass"] is False
+    assert by[("connect_time", "ws")]["pass"] is False
+    assert by[("connect_time", "ws")]["note"] == "cell failed: exit 4"
+    assert ("connect_time", "kcp") not in by  # kcp was not part of this matrix
 
 
 def test_target_rows_judge_each_metric_and_fail_a_missing_one() -> None:
-    rows = record.target_rows(
+    rows = targets.target_rows(
         {"a_s": 2.0, "b": 5.0},
         {"a_s": ("<=", 3.0, "fast"), "b": (">=", 6.0, "big"), "c": ("<=", 1.0, "absent")},
     )
     assert [(r["metric"], r["pass"]) for r in rows] == [("a_s", True), ("b", False), ("c", False)]
     assert rows[2]["measured"] is None
     with pytest.raises(ValueError, match="'<'"):
-        record.passes("<", 1.0, 0.5)
+        targets.passes("<", 1.0, 0.5)
 
 
 def test_targets_markdown_shows_measured_required_verdict() -> None:
-    rows = bench.evaluate_targets(
-        [rec("udp", 50, rtt_p50_us=86.44), rec("tcp", 200, connect_s=2.5)]
+    rows = targets.evaluate_targets(
+        [rec("udp", 50, rtt_p50_us=86.44), rec("tcp", 200, connect_s=2.5)], bench.TARGETS
     )
-    table = record.targets_markdown(rows).splitlines()
+    table = targets.targets_markdown(rows).splitlines()
     assert table[0] == "| target | transport | players | measured | required | verdict |"
     assert table[1] == "|---|---|---:|---:|---:|---|"
     assert "| rtt_p50_us | udp | 50 | 86.44 | <= 100 | pass |" in table
     assert "| connect_s | tcp | 200 | 2.5 | <= 2 | **fail** |" in table
-    unscoped = record.targets_markdown(record.target_rows({}, {"x_s": ("<=", 1.0, "")}))
+    unscoped = targets.targets_markdown(targets.target_rows({}, {"x_s": ("<=", 1.0, "")}))
     assert unscoped.splitlines()[2] == "| x_s | not measured | <= 1 | **fail** |"
 
 
@@ -90,6 +93,32 @@ def test_text_table_is_aligned() -> None:
     assert lines[0] == "transport  players  connect_s"
     assert lines[2] == "tcp             20      0.039"
     assert lines[3] == "webrtc         200          —"
+
+
+def test_every_bench_of_the_registry_has_its_options_and_main() -> None:
+    import importlib
+    import subprocess
+    import sys
+
+    for name in BENCHES:
+        module = importlib.import_module(bench_module(name))
+        assert callable(module.arguments) and callable(module.main), name
+    # Building netstick's parser loads no bench: each bench's module adds its options when
+    # that bench is parsed.
+    code = (
+        "import sys; from workflow.cli.main import build_parser; "
+        "build_parser().parse_args(['bench', 'show', 'x.json']); "
+        "print(','.join(sorted(m for m in sys.modules if m.startswith('workflow.bench.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.strip().split(","))
+    assert "workflow.bench.show" in loaded and "workflow.bench.prototypes" not in loaded
+
+
+def test_connect_time_is_the_slowest_client_of_meta_json() -> None:
+    meta = {"connect_s": {"client-0": 0.25, "client-1": 0.5, "client-2": None}}
+    assert cells.connect_s(meta) == 0.5
+    assert cells.connect_s({}) is None
 
 
 def test_write_adds_schema_provenance_and_relative_paths(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ import workflow_runner as wr
 
 from report import figdata
 from stats import ingest
+from workflow import layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout, progress, records
+from workflow.campaign import progress, records
 from workflow.cli.main import main
 from workflow.files import write_json
 from workflow.harness import benchlock

@@ -18,7 +18,7 @@ import pytest
 from conftest import REPO, needs_reference_binary
 
 from prototypes.contract.logs import read_events_csv
-from workflow.campaign import layout
+from workflow import layout
 from workflow.harness import cell as cells
 from workflow.harness import netns
 from workflow.harness.run import run_cell

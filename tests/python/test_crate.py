@@ -13,6 +13,7 @@ from rocrate.rocrate import ROCrate
 from test_artifact import COMMIT, FakeCampaign, collect, make_campaign
 
 from report import checklist, crate
+from workflow.campaign.facts import runs
 from workflow.cli.main import main as cli_main
 
 
@@ -48,7 +49,7 @@ def _write(tmp_path: Path, campaign: tuple[FakeCampaign, dict[str, Any]], html: 
     crate_dir.mkdir(parents=True)
     if html:
         (crate_dir / "index.html").write_text("<html><body>report</body></html>\n")
-    crate.write_crate(crate_dir, fake.results, fake.raw, doc)
+    crate.write_crate(crate_dir, fake.results, doc)
     return crate_dir
 
 
@@ -123,7 +124,7 @@ def test_a_second_write_gives_the_same_files(
 ) -> None:
     crate_dir = _write(tmp_path, campaign, html=True)
     first = _tree(crate_dir)
-    crate.write_crate(crate_dir, campaign[0].results, campaign[0].raw, campaign[1])
+    crate.write_crate(crate_dir, campaign[0].results, campaign[1])
     assert _tree(crate_dir) == first
 
 
@@ -193,7 +194,7 @@ def test_raw_manifest_leaves_out_runs_in_flight_and_locks(tmp_path: Path) -> Non
     (raw / "cell" / ".r2.tmp-123" / "logs" / "server.ticks.csv").write_text("t\n")
     (raw / "cell" / ".r2.lock").write_text('{"pid": 123}')
     out = tmp_path / "manifest.tsv"
-    assert crate.raw_manifest(raw, out) == 1
+    assert runs.raw_manifest(raw, out) == 1
     assert [line.split("\t")[0] for line in out.read_text().splitlines()[1:]] == [
         "cell/r1/status.json"
     ]

@@ -1,4 +1,4 @@
-"""The fault suite: each fault of the drill (workflow/cli/bench/faults.py) injected into a short
+"""The fault suite: each fault of the drill (workflow/bench/faults.py) injected into a short
 campaign of the reference prototype, asserting its outcome: the status it must end in, no
 process or namespace left behind, no finished run lost or changed. `netstick bench faults`
 runs the same drill and writes the counts to data/bench/faults.json."""
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import needs_reference_binary
 
-from workflow.cli.bench import faults
+from workflow.bench import faults, scratch
 
 pytestmark = [
     needs_reference_binary,
-    pytest.mark.skipif(not faults.SNAKEMAKE.exists(), reason="snakemake is not in this venv"),
+    pytest.mark.skipif(not scratch.SNAKEMAKE.exists(), reason="snakemake is not in this venv"),
 ]
 
 

@@ -20,7 +20,7 @@ from conftest import REPO, needs_reference_binary
 
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.logs import read_ticks_csv
-from workflow.campaign import layout
+from workflow import layout
 from workflow.harness import cell as cells
 from workflow.harness import netns
 from workflow.harness import run as harness
@@ -77,6 +77,10 @@ def test_run_per_transport_family_in_namespaces(tmp_path: Path, transport: str) 
         assert key in meta["phases_s"]
     assert meta["versions"]["prototypes"][0]["go_modules"]["github.com/quic-go/quic-go"]
     assert meta["commands"]["server"][0].endswith("netstick-ref")
+    # Every client process's connect time, from its CONNECTED line: within the connect timeout.
+    clients = {name for name in meta["launch_prefixes"] if name.startswith("client-")}
+    assert clients and set(meta["connect_s"]) == clients
+    assert all(isinstance(s, float) and 0 <= s < 15 for s in meta["connect_s"].values())
     assert check_log_dir(out / "logs") == []
     assert (out / "monitor.csv").read_text().count("\n") > 3
     assert (out / "net.csv").exists()

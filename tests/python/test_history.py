@@ -1,6 +1,6 @@
 """The nightly regression report: trends with change points and the newest night's verdicts,
-computed by stats/history.py (tables and findings as records) and drawn by report/history.py
-and R."""
+computed by stats/history/trends.py (tables and findings as records) and drawn by
+report/history.py and R."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 import report_checks as rc
 
-from report import history as history_report
-from report import sentences
-from stats import history, regress
+from report import history, sentences
+from stats import regress
+from stats.history import HistoryError, trends
 
 NIGHTS = ("2.0.1", "2.0.2", "2.0.3", "2.0.4", "2.0.5", "2.0.6")
 CELLS = ("kcp-p20-active", "tcp-p20-active", "enet-p20-active")
@@ -46,7 +46,7 @@ def _nights(root: Path, runs_per_cell: int = 6) -> list[Path]:
 
 def test_trends_find_the_step_and_verdicts_the_last_pair(tmp_path: Path) -> None:
     paths = _nights(tmp_path)
-    doc = history.compute(paths, tmp_path / "tables")
+    doc = trends.compute(paths, tmp_path / "tables")
     assert doc["nights"] == list(NIGHTS)  # labelled by the version the runs record
     trend = pl.read_csv(tmp_path / "tables" / "trends.csv", schema_overrides={"night": pl.String})
     cps = trend.filter(pl.col("change_point"))
@@ -64,7 +64,7 @@ def test_trends_find_the_step_and_verdicts_the_last_pair(tmp_path: Path) -> None
 
 def test_a_regression_in_the_newest_night_is_named(tmp_path: Path) -> None:
     paths = _nights(tmp_path)[: SLOW_FROM + 1]  # the newest night is the first slow one
-    doc = history.compute(paths, tmp_path / "tables")
+    doc = trends.compute(paths, tmp_path / "tables")
     verdicts = pl.read_csv(tmp_path / "tables" / "verdicts.csv")
     by_cell = dict(verdicts.select("cell_id", "verdict").rows())
     assert by_cell == {CELLS[0]: regress.REGRESSION, CELLS[1]: regress.NO_CHANGE,
@@ -83,28 +83,28 @@ def test_a_regression_in_the_newest_night_is_named(tmp_path: Path) -> None:
 def test_bad_input_names_the_file(tmp_path: Path) -> None:
     paths = _nights(tmp_path)
     (paths[1] / "runs.parquet").unlink()
-    with pytest.raises(history.HistoryError, match=r"night-2/runs\.parquet: missing"):
-        history.compute(paths, tmp_path / "tables")
-    with pytest.raises(history.HistoryError, match="at least two nights"):
-        history.compute(paths[:1], tmp_path / "tables")
-    with pytest.raises(history.HistoryError, match="no column 'server_cpu_cores'"):
-        history.compute([paths[0], paths[2]], tmp_path / "tables", metric="server_cpu_cores")
-    with pytest.raises(history_report.HistoryReportError, match=r"history\.json"):
-        history_report.shape(tmp_path / "tables")
+    with pytest.raises(HistoryError, match=r"night-2/runs\.parquet: missing"):
+        trends.compute(paths, tmp_path / "tables")
+    with pytest.raises(HistoryError, match="at least two nights"):
+        trends.compute(paths[:1], tmp_path / "tables")
+    with pytest.raises(HistoryError, match="no column 'server_cpu_cores'"):
+        trends.compute([paths[0], paths[2]], tmp_path / "tables", metric="server_cpu_cores")
+    with pytest.raises(history.HistoryReportError, match=r"history\.json"):
+        history.shape(tmp_path / "tables")
 
 
 def test_history_report_renders_self_contained(tmp_path: Path) -> None:
     if shutil.which("Rscript") is None:
         pytest.skip("R is not installed")
     tables = tmp_path / "tables"
-    history.compute(_nights(tmp_path), tables)
+    trends.compute(_nights(tmp_path), tables)
     out = tmp_path / "index.html"
-    history_report.render(tables, out)
+    history.render(tables, out)
     page = out.read_text()
     assert rc.external_references(page) == []
     assert len(rc.figures(page)) == 1
     words = rc.text(page)
-    said = history_report.shape(tables)["sentences"]
+    said = history.shape(tables)["sentences"]
     assert said
     for line in said:
         assert line in words, line
@@ -113,7 +113,7 @@ def test_history_report_renders_self_contained(tmp_path: Path) -> None:
 
 
 def test_too_few_nights_for_change_points_is_a_finding(tmp_path: Path) -> None:
-    doc = history.compute(_nights(tmp_path)[:3], tmp_path / "tables")
+    doc = trends.compute(_nights(tmp_path)[:3], tmp_path / "tables")
     [few] = [f for f in doc["findings"] if f["kind"] == "too_few_nights"]
     assert few["estimate"] == 3 and few["min_nights"] == regress.CP_MIN_POINTS
     assert (

@@ -1,5 +1,5 @@
 """The nightly decision end to end on this machine, small: real nights of the reference
-prototype through Snakemake and the network emulator (workflow/cli/bench/history.py; the fuller
+prototype through Snakemake and the network emulator (workflow/bench/history.py; the fuller
 version is `netstick bench history`, data/bench/history.json)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow.cli.bench import history as bench
+from workflow.bench import history as bench
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ip") is None, reason="the emulator needs iproute2 (network namespaces)"

@@ -1,5 +1,6 @@
 """The history store (data/history/<campaign>/<night>.csv), the nightly decision against a
-rolling baseline of comparable nights, and the confirming re-run (stats/history.py)."""
+rolling baseline of comparable nights, and the confirming re-run
+(stats/history/store.py and decide.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,24 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stats import history, regress
-from workflow.cli.history import this_machine
+from stats import regress
+from stats.history import HistoryError
+from stats.history.decide import (
+    REGRESSIONS_SCHEMA,
+    confirm,
+    decide,
+    suspected_cells,
+    write_decision,
+    write_regressions,
+)
+from stats.history.store import (
+    PROVENANCE_COLUMNS,
+    import_night,
+    list_nights,
+    otava_series,
+    read_history,
+)
+from workflow.harness.environment import this_machine
 
 CELLS = ("ref-tcp-p20", "ref-udp-p20", "ref-kcp-p20")
 
@@ -46,9 +63,7 @@ def _import_nights(tmp_path: Path, slow_last: float | None = None, n: int = 5) -
     for i in range(n):
         slow = {CELLS[0]: slow_last} if slow_last and i == n - 1 else None
         res = _night(tmp_path / f"n{i}", "nightly", _runs(slow, seed=i))
-        history.import_night(
-            res, hist, time_utc=f"2026-11-2{i}T02:00:00+00:00", machine=this_machine()
-        )
+        import_night(res, hist, time_utc=f"2026-11-2{i}T02:00:00+00:00", machine=this_machine())
     return hist
 
 
@@ -56,11 +71,11 @@ def test_import_writes_one_otava_shaped_file_per_night_and_is_idempotent(tmp_pat
     res = _night(tmp_path, "nightly", _runs())
     hist = tmp_path / "history"
     machine = this_machine()
-    path, new = history.import_night(res, hist, "2026-11-26T02:00:00+00:00", machine)
+    path, new = import_night(res, hist, "2026-11-26T02:00:00+00:00", machine)
     assert new and path.parent == hist / "nightly"
     assert path.name.startswith("20261126T020000Z-")
     before = path.read_bytes()
-    again, new_again = history.import_night(res, hist, None, machine)  # again: no change
+    again, new_again = import_night(res, hist, None, machine)  # again: no change
     assert (again, new_again) == (path, False)
     assert sorted(p.name for p in (hist / "nightly").iterdir()) == [path.name]
     assert path.read_bytes() == before
@@ -69,54 +84,75 @@ def test_import_writes_one_otava_shaped_file_per_night_and_is_idempotent(tmp_pat
     # otava's CSV source: a time column, one numeric column per metric, commit as attribute
     assert {"time", "rtt_net_p50_us", "server_cpu_cores", "commit"} <= set(table.columns)
     assert table["rtt_net_p50_us"].dtype == pl.Float64
-    for col in history.PROVENANCE_COLUMNS:
+    for col in PROVENANCE_COLUMNS:
         assert table[col].null_count() == 0, col
     assert table["library_versions"].unique().to_list() == ["v1.0.0"]
     assert table["profile"].unique().to_list() == ["lan"]
     runs = table["rtt_net_p50_us__runs"][0].split(";")
     assert len(runs) == 6
     assert table["rtt_net_p50_us"][0] == pytest.approx(float(np.median([float(v) for v in runs])))
-    listed = history.list_nights(hist)
+    listed = list_nights(hist)
     assert listed.select("campaign", "cells").rows() == [("nightly", len(CELLS))]
-    series = history.otava_series(history.read_history(hist, "nightly"), CELLS[0])
+    series = otava_series(read_history(hist, "nightly"), CELLS[0])
     assert series.columns[0] == "time" and series.height == 1
 
 
+def test_import_takes_the_machine_from_the_newest_raw_run(tmp_path: Path) -> None:
+    # data/raw/<campaign> beside data/results/<campaign>, read through the layout's walker:
+    # the run measured last names the machine, not the importing one.
+    res = _night(tmp_path / "data", "nightly", _runs())
+    raw = tmp_path / "data" / "raw" / "nightly"
+    entries = []
+    for run_id, start_ns, cpu in (("r1", 2, "new cpu"), ("r2", 1, "old cpu")):
+        cell = {"cell_id": CELLS[0], "run_id": run_id}
+        entries.append({"key": f"{CELLS[0]}/{run_id}", "block": "b", "cell": cell})
+        run = raw / CELLS[0] / run_id
+        run.mkdir(parents=True)
+        versions = {"cpu_model": cpu, "cpu_count": 8, "hostname": "node7"}
+        meta = {"window_start_unix_ns": start_ns, "versions": versions}
+        (run / "meta.json").write_text(json.dumps(meta))
+    (raw / "plan.json").write_text(json.dumps({"campaign": "nightly", "runs": entries}))
+    path, _ = import_night(res, tmp_path / "history", "2026-11-26T02:00:00+00:00", {})
+    table = pl.read_csv(path)
+    assert table["cpu_model"].unique().to_list() == ["new cpu"]
+    assert table["host"].unique().to_list() == ["node7"]
+
+
 def test_missing_runs_table_is_named(tmp_path: Path) -> None:
-    with pytest.raises(history.HistoryError, match=r"runs\.parquet: missing"):
-        history.import_night(tmp_path, tmp_path / "history")
+    with pytest.raises(HistoryError, match=r"runs\.parquet: missing"):
+        import_night(tmp_path, tmp_path / "history")
 
 
 def test_identical_nights_raise_no_alarm(tmp_path: Path) -> None:
     hist = _import_nights(tmp_path)
-    doc = history.decide(history.read_history(hist, "nightly"), k=4)
+    doc = decide(read_history(hist, "nightly"), k=4)
     assert len(doc["baseline_nights"]) == 4
     assert len(doc["cells"]) == len(CELLS)
-    assert history.suspected_cells(doc) == []
+    assert suspected_cells(doc) == []
     assert not any(c["change_point_tonight"] for c in doc["cells"])
 
 
 def test_a_slow_night_is_suspected_and_a_slow_rerun_confirms(tmp_path: Path) -> None:
     hist = _import_nights(tmp_path, slow_last=1.3)
-    table = history.read_history(hist, "nightly")
-    doc = history.decide(table, k=4)
-    assert history.suspected_cells(doc) == [CELLS[0]]
+    table = read_history(hist, "nightly")
+    doc = decide(table, k=4)
+    assert suspected_cells(doc) == [CELLS[0]]
     [cell] = [c for c in doc["cells"] if c["cell"] == CELLS[0]]
     assert cell["ratio"] == pytest.approx(1.3, rel=0.05)
     assert cell["interval"][0] > 1.05 and cell["q"] <= 0.05
     assert cell["confirmed"] is None
     # The re-run (own campaign, the night's cell ids) is slow too: confirmed.
     rerun = _runs({CELLS[0]: 1.3}, seed=9, cells=(CELLS[0],))
-    done = history.confirm(doc, table, rerun)
+    done = confirm(doc, table, rerun)
     by_cell = {c["cell"]: c for c in done["cells"]}
     assert by_cell[CELLS[0]]["confirmed"] is True
     assert by_cell[CELLS[1]]["confirmed"] is False
     # A re-run back at normal speed does not confirm it (a one-night fluke).
-    fluke = history.confirm(doc, table, _runs(seed=11, cells=(CELLS[0],)))
+    fluke = confirm(doc, table, _runs(seed=11, cells=(CELLS[0],)))
     assert {c["cell"]: c["confirmed"] for c in fluke["cells"]}[CELLS[0]] is False
-    history.write_regressions(done, tmp_path / "regressions.json")
+    write_regressions(done, tmp_path / "regressions.json")
     saved = json.loads((tmp_path / "regressions.json").read_text())
-    assert saved["schema"] == history.REGRESSIONS_SCHEMA
+    assert saved["schema"] == REGRESSIONS_SCHEMA
     for key in ("cell", "metric", "baseline", "tonight", "ratio", "interval", "p", "q",
                 "suspected", "confirmed"):  # fmt: skip
         assert key in saved["cells"][0], key
@@ -124,14 +160,14 @@ def test_a_slow_night_is_suspected_and_a_slow_rerun_confirms(tmp_path: Path) -> 
 
 def test_nights_on_other_hardware_are_never_the_baseline(tmp_path: Path) -> None:
     hist = _import_nights(tmp_path, n=3)
-    table = history.read_history(hist, "nightly")
+    table = read_history(hist, "nightly")
     newest = table["file"].max()
     # The newest night ran on another machine: nothing to compare it with.
     other = table.with_columns(
         pl.when(pl.col("file") == newest).then(pl.lit("other")).otherwise(pl.col("hardware"))
         .alias("hardware")
     )  # fmt: skip
-    doc = history.decide(other)
+    doc = decide(other)
     assert doc["cells"] == [] and doc["baseline_nights"] == []
     assert doc["other_hardware_nights"] == 2
     assert regress.REGRESSION not in json.dumps(doc)
@@ -139,7 +175,7 @@ def test_nights_on_other_hardware_are_never_the_baseline(tmp_path: Path) -> None
 
 def test_confirm_campaign_reruns_just_the_suspected_cells(tmp_path: Path) -> None:
     from workflow.campaign import expand as campaigns
-    from workflow.cli import history as cli_history
+    from workflow.campaign.confirm import confirm_campaign
 
     night = campaigns.plan("quick")
     cells = sorted({r.cell["cell_id"] for r in night.runs})
@@ -147,15 +183,15 @@ def test_confirm_campaign_reruns_just_the_suspected_cells(tmp_path: Path) -> Non
     doc = {"campaign": "quick", "night_id": "0123abcd", "cells": [
         {"cell": c, "suspected": c == suspect} for c in cells
     ]}  # fmt: skip
-    out = cli_history.confirm_campaign(doc, None, tmp_path)
+    out = confirm_campaign(doc, None, tmp_path)
     rerun = campaigns.plan(out)
     assert out == tmp_path / "quick-confirm-0123abcd.yaml"
     assert rerun.name == "quick-confirm-0123abcd"
     # The night's cell id, 6 runs of it and nothing else.
     assert {r.cell["cell_id"] for r in rerun.runs} == {suspect}
     assert len(rerun.runs) == len([r for r in night.runs if r.cell["cell_id"] == suspect])
-    with pytest.raises(history.HistoryError, match="nothing to confirm"):
-        cli_history.confirm_campaign({"campaign": "quick", "cells": []}, None, tmp_path)
+    with pytest.raises(campaigns.CampaignError, match="nothing to confirm"):
+        confirm_campaign({"campaign": "quick", "cells": []}, None, tmp_path)
 
 
 def test_cli_import_decide_confirm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -199,11 +235,11 @@ def test_report_draws_the_decision_with_trends_and_confirmed_first(tmp_path: Pat
     from report import history as history_report
 
     hist = _import_nights(tmp_path, slow_last=1.3)
-    table = history.read_history(hist, "nightly")
-    doc = history.decide(table, k=3)
-    done = history.confirm(doc, table, _runs({CELLS[0]: 1.3}, seed=9, cells=(CELLS[0],)))
+    table = read_history(hist, "nightly")
+    doc = decide(table, k=3)
+    done = confirm(doc, table, _runs({CELLS[0]: 1.3}, seed=9, cells=(CELLS[0],)))
     tables = tmp_path / "tables"
-    history.write_decision(done, table, tables / "regressions.json")
+    write_decision(done, table, tables / "regressions.json")
     trend = pl.read_csv(tables / "night-trends.csv")
     # 5 nights x 3 cells; the night before the 3-night baseline window is "earlier"
     assert trend.group_by("role").len().sort("role").rows() == [
@@ -253,12 +289,12 @@ def test_a_change_within_the_nights_own_spread_is_not_suspected(tmp_path: Path) 
     for i, factor in enumerate((1.0, 1.2, 0.85, 1.15, 1.2)):
         runs = _runs({c: factor for c in CELLS}, seed=i)
         res = _night(tmp_path / f"n{i}", "nightly", runs)
-        history.import_night(res, hist, f"2026-11-2{i}T02:00:00+00:00", this_machine())
-    doc = history.decide(history.read_history(hist, "nightly"), k=4)
+        import_night(res, hist, f"2026-11-2{i}T02:00:00+00:00", this_machine())
+    doc = decide(read_history(hist, "nightly"), k=4)
     cell = doc["cells"][0]
     assert cell["verdict"] == regress.REGRESSION  # the pooled runs alone would say so
     assert cell["night_spread"] > 0.15 and cell["effect_threshold"] == cell["night_spread"]
-    assert history.suspected_cells(doc) == []
+    assert suspected_cells(doc) == []
 
 
 OTAVA = Path(__file__).resolve().parents[2] / ".tools" / "otava" / "bin" / "otava"
@@ -279,9 +315,7 @@ def test_apache_otava_reads_a_cell_series_and_finds_its_step(tmp_path: Path) -> 
     for i in range(8):
         slow = {CELLS[0]: 1.3} if i >= 5 else None
         res = _night(tmp_path / f"n{i}", "nightly", _runs(slow, seed=i))
-        history.import_night(
-            res, hist, time_utc=f"2026-11-1{i}T02:00:00+00:00", machine=this_machine()
-        )
+        import_night(res, hist, time_utc=f"2026-11-1{i}T02:00:00+00:00", machine=this_machine())
     netstick = Path(sys.executable).with_name("netstick")
     printed = {}
     for cell in CELLS[:2]:

@@ -1,4 +1,4 @@
-"""workflow.campaign.layout: the raw layout's paths and the one walker over a campaign."""
+"""workflow.layout: the raw layout's paths and the one walker over a campaign."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from workflow.campaign import layout
+from workflow import layout
 
 CELL = {
     "prototype": "prototypes/reference/prototype.yaml",
@@ -79,6 +79,21 @@ def test_failed_attempts_are_read_oldest_first_and_a_run_not_run_has_nothing(
     assert [(a.meta or {})["job"]["slurm_job_id"] for a in failed.failed] == ["11", "12"]
     assert failed.record == {"status": "failed", "reason": "not_ready"} and failed.meta is None
     assert (not_run.record, not_run.meta, not_run.failed) == (None, None, ())
+
+
+def test_the_harness_writes_the_names_the_readers_find(tmp_path: Path) -> None:
+    out = tmp_path / "cell" / "r1"
+    work = layout.work_dir(out, 42)
+    work.mkdir(parents=True)
+    assert layout.work_dirs(out) == [(work, 42)]
+    first = layout.attempt_dir(out, 42)
+    first.mkdir(parents=True)
+    second = layout.attempt_dir(out, 42)  # the same process within the same second
+    assert first.parent == second.parent == layout.failed_dir(out)
+    assert second != first and second.name.startswith(first.name)
+    (first / "status.json").write_text('{"reason": "crashed"}')
+    assert [a.path for a in layout.failed_attempts(out)] == [first]
+    assert layout.stale_dir(out).parent == layout.failed_dir(out)
 
 
 def test_walk_takes_a_plan_in_memory_and_needs_one(tmp_path: Path) -> None:

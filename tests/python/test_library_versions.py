@@ -16,10 +16,12 @@ import yaml
 from conftest import REPO, needs_reference_binary
 
 from prototypes.contract import manifest as manifests
+from prototypes.contract.library_builds import VersionBuild, VersionBuildError
+from workflow import layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout
 from workflow.harness import cell as cells
 from workflow.harness import run as harness
+from workflow.harness.builds import build_version
 
 REF = REPO / "prototypes" / "reference"
 MANIFEST = REF / "prototype.yaml"
@@ -179,7 +181,7 @@ def test_incompatible_version_names_library_version_and_compiler_message(tmp_pat
     shutil.copy(DATA / "quic-go@v0.54.0.mod", mod)
     shutil.copy(DATA / "quic-go@v0.54.0.sum", tmp_path / "quic.sum")
     exe = tmp_path / "bin" / "netstick-ref"
-    vb = manifests.VersionBuild(
+    vb = VersionBuild(
         library=QUIC,
         version="v0.54.0",
         executable=exe,
@@ -197,8 +199,8 @@ def test_incompatible_version_names_library_version_and_compiler_message(tmp_pat
         missing_inputs=(),
         timeout_s=300,
     )
-    with pytest.raises(manifests.VersionBuildError) as err:
-        manifests.build_version(vb)
+    with pytest.raises(VersionBuildError) as err:
+        build_version(vb)
     text = str(err.value)
     assert f"library {QUIC} version v0.54.0 does not build" in text
     assert "ConnectionStats undefined" in text
@@ -231,7 +233,7 @@ def test_each_version_runs_its_own_build_and_records_what_it_linked(tmp_path: Pa
     for version in ("pinned", "v5.6.24"):
         vb = man.version_build("kcp", version)
         if vb is not None:
-            manifests.build_version(vb)  # cached: a no-op when up to date
+            build_version(vb)  # cached: a no-op when up to date
             assert not vb.stale()
         out = tmp_path / version
         res = harness.run_cell(_cell(tmp_path, version), out)

@@ -15,6 +15,13 @@ import yaml
 from conftest import REPO
 
 from prototypes.contract import manifest as mf
+from prototypes.contract.argv import (
+    client_argvs,
+    client_split,
+    optional_flag_args,
+    process_env,
+    server_argv,
+)
 
 REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"
 FAKE_MANIFEST = Path(__file__).with_name("fake-prototype.yaml")
@@ -274,17 +281,17 @@ CELL: dict[str, Any] = {
 
 
 def test_client_split_1200_into_500_500_200() -> None:
-    assert mf.client_split(1200, 500) == [(0, 500), (500, 500), (1000, 200)]
-    assert mf.client_split(500, 500) == [(0, 500)]
-    assert mf.client_split(1, 500) == [(0, 1)]
-    assert mf.client_split(1001, 500) == [(0, 500), (500, 500), (1000, 1)]
+    assert client_split(1200, 500) == [(0, 500), (500, 500), (1000, 200)]
+    assert client_split(500, 500) == [(0, 500)]
+    assert client_split(1, 500) == [(0, 1)]
+    assert client_split(1001, 500) == [(0, 500), (500, 500), (1000, 1)]
     with pytest.raises(ValueError, match="must be >= 1"):
-        mf.client_split(0, 500)
+        client_split(0, 500)
 
 
 def test_client_argvs_split_players_over_processes() -> None:
     man = mf.load(REFERENCE_MANIFEST)
-    argvs = mf.client_argvs(man, CELL, host="10.77.0.2", port=7777, log_dir="/runs/x/logs")
+    argvs = client_argvs(man, CELL, host="10.77.0.2", port=7777, log_dir="/runs/x/logs")
     assert len(argvs) == 3
 
     def flag(argv: list[str], name: str) -> str:
@@ -305,7 +312,7 @@ def test_client_argvs_split_players_over_processes() -> None:
 
 def test_server_argv_runs_until_sigterm() -> None:
     man = mf.load(REFERENCE_MANIFEST)
-    argv = mf.server_argv(man, CELL, host="0.0.0.0", port=9000, log_dir=Path("/l"))
+    argv = server_argv(man, CELL, host="0.0.0.0", port=9000, log_dir=Path("/l"))
     assert argv[argv.index("-duration") + 1] == "0"
     assert argv[argv.index("-host") + 1] == "0.0.0.0"
     assert "-players" not in argv and "-probe-hz" not in argv  # client flags stay on clients
@@ -317,7 +324,7 @@ def test_client_duration_keeps_fractions_and_drops_a_trailing_zero() -> None:
 
     def duration(seconds: float) -> str:
         cell = {**CELL, "players": 1, "duration_s": seconds}
-        (argv,) = mf.client_argvs(man, cell, host="h", port=1, log_dir="l")
+        (argv,) = client_argvs(man, cell, host="h", port=1, log_dir="l")
         return argv[argv.index("-duration") + 1]
 
     assert duration(2.5) == "2.5"
@@ -327,30 +334,30 @@ def test_client_duration_keeps_fractions_and_drops_a_trailing_zero() -> None:
 def test_smaller_split_for_tests_but_never_larger() -> None:
     man = mf.load(REFERENCE_MANIFEST)
     cell = {**CELL, "players": 5}
-    argvs = mf.client_argvs(man, cell, host="h", port=1, log_dir="l", players_per_process=3)
+    argvs = client_argvs(man, cell, host="h", port=1, log_dir="l", players_per_process=3)
     assert [a[a.index("-players") + 1] for a in argvs] == ["3", "2"]
     with pytest.raises(ValueError, match="exceeds the 500"):
-        mf.client_argvs(man, cell, host="h", port=1, log_dir="l", players_per_process=501)
+        client_argvs(man, cell, host="h", port=1, log_dir="l", players_per_process=501)
 
 
 def test_cell_checked_against_the_manifest() -> None:
     man = mf.load(FAKE_MANIFEST)
     base = {"transport": "tcp", "players": 1, "workload": "idle"}
     with pytest.raises(ValueError, match=r"transport 'quic' is not offered by .*fake-prototype"):
-        mf.server_argv(man, {**base, "transport": "quic"}, host="h", port=1, log_dir="l")
+        server_argv(man, {**base, "transport": "quic"}, host="h", port=1, log_dir="l")
     with pytest.raises(ValueError, match="workload 'world' is not supported"):
-        mf.client_argvs(man, {**base, "workload": "world"}, host="h", port=1, log_dir="l")
+        client_argvs(man, {**base, "workload": "world"}, host="h", port=1, log_dir="l")
     with pytest.raises(ValueError, match=r"'-probe-hz' is not an optional flag .* declares"):
-        mf.client_argvs(
+        client_argvs(
             man, {**base, "extra_client_flags": ["-probe-hz", "1"]}, host="h", port=1, log_dir="l"
         )
     ref = mf.load(REFERENCE_MANIFEST)
     with pytest.raises(ValueError, match="extra_server_flags: '-verbose'"):
-        mf.server_argv(
+        server_argv(
             ref, {**base, "extra_server_flags": ["-verbose"]}, host="h", port=1, log_dir="l"
         )
     ok = {**base, "extra_client_flags": ["-connect-timeout-s=3", "-probe-hz", "0"]}
-    assert mf.client_argvs(ref, ok, host="h", port=1, log_dir="l")[0][-3:] == [
+    assert client_argvs(ref, ok, host="h", port=1, log_dir="l")[0][-3:] == [
         "-connect-timeout-s=3", "-probe-hz", "0"
     ]  # fmt: skip
 
@@ -365,7 +372,7 @@ def test_launcher_prefix_and_braces(tmp_path: Path) -> None:
         d["server_command"][18] = "-logFile={log_dir}/unity-{{server}}.log"
 
     man = load_variant(tmp_path, change)
-    argv = mf.server_argv(man, {"transport": "tcp"}, host="h", port=1, log_dir="/l")
+    argv = server_argv(man, {"transport": "tcp"}, host="h", port=1, log_dir="/l")
     assert argv[:6] == [
         "taskset", "-c", "1", str(tmp_path / "build" / "Game.x86_64"), "-batchmode", "-nographics"
     ]  # fmt: skip
@@ -375,5 +382,5 @@ def test_launcher_prefix_and_braces(tmp_path: Path) -> None:
 
 def test_process_env_adds_the_manifest_environment(tmp_path: Path) -> None:
     man = load_variant(tmp_path, lambda d: d.update(environment={"GOGC": "400"}))
-    assert mf.process_env(man, {"PATH": "/bin", "GOGC": "100"}) == {"PATH": "/bin", "GOGC": "400"}
-    assert mf.optional_flag_args(man, {"probe-hz": 2.5, "no-such": 1}) == ["-probe-hz", "2.5"]
+    assert process_env(man, {"PATH": "/bin", "GOGC": "100"}) == {"PATH": "/bin", "GOGC": "400"}
+    assert optional_flag_args(man, {"probe-hz": 2.5, "no-such": 1}) == ["-probe-hz", "2.5"]

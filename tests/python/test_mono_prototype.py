@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import workflow_runner as wr
 import yaml
 from conftest import REPO, needs_reference_binary
 
 from prototypes.contract import checklogs, conformance, lines
 from prototypes.contract import manifest as mf
+from prototypes.contract.argv import client_argvs, server_argv
+from workflow.bench import scratch
 
 MONO_DIR = REPO / "prototypes" / "mono"
 MONO_MANIFEST = MONO_DIR / "prototype.yaml"
@@ -84,7 +85,7 @@ def test_every_udp_player_has_its_own_source_port(mono: mf.Manifest, tmp_path: P
     cell = {"transport": "udp", "players": mono.players_per_process, "duration_s": 0.5}
     server = _start_server(mono, cell, tmp_path)
     try:
-        (argv,) = mf.client_argvs(mono, cell, host="127.0.0.1", port=cell["port"], log_dir=tmp_path)
+        (argv,) = client_argvs(mono, cell, host="127.0.0.1", port=cell["port"], log_dir=tmp_path)
         client = _run(argv, timeout_s=60)
         assert client.returncode == 0, client.stderr
     finally:
@@ -181,7 +182,7 @@ def test_workload_defaults_and_bounds_agree_with_the_schema(
 
 def _start_server(man: mf.Manifest, cell: dict[str, Any], log_dir: Path) -> subprocess.Popen[str]:
     port = free_port()
-    argv = mf.server_argv(man, cell, host="127.0.0.1", port=port, log_dir=log_dir)
+    argv = server_argv(man, cell, host="127.0.0.1", port=port, log_dir=log_dir)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()  # the READY line comes first, or nothing (exit)
@@ -198,7 +199,7 @@ def _play(
             "players": 3, "duration_s": 1.5}  # fmt: skip
     server = _start_server(server_man, cell, log_dir)
     try:
-        (argv,) = mf.client_argvs(
+        (argv,) = client_argvs(
             client_man, cell, host="127.0.0.1", port=cell["port"], log_dir=log_dir
         )
         client = _run(argv, timeout_s=30)
@@ -236,7 +237,7 @@ def test_plays_against_the_go_reference_both_ways(
 
 
 @needs_reference_binary
-@pytest.mark.skipif(not wr.SNAKEMAKE.exists(), reason="snakemake is not in this venv")
+@pytest.mark.skipif(not scratch.SNAKEMAKE.exists(), reason="snakemake is not in this venv")
 def test_a_campaign_compares_it_with_the_reference(mono: mf.Manifest, tmp_path: Path) -> None:
     doc = {
         "name": "mono-vs-ref",
@@ -263,7 +264,7 @@ def test_a_campaign_compares_it_with_the_reference(mono: mf.Manifest, tmp_path: 
     camp = tmp_path / "mono-vs-ref.yaml"
     camp.write_text(yaml.safe_dump(doc, sort_keys=False))
     t0 = time.monotonic()
-    res = wr.run(tmp_path, camp, timeout_s=170)
+    res = scratch.run(tmp_path, camp, timeout_s=170)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     rows = (tmp_path / "data" / "results" / "mono-vs-ref" / "runs.csv").read_text().splitlines()
     header = rows[0].split(",")
@@ -284,7 +285,7 @@ def test_a_campaign_compares_it_with_the_reference(mono: mf.Manifest, tmp_path: 
 def test_bench_prototypes_measures_it_into_its_own_file(
     mono: mf.Manifest, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from workflow.cli.bench import prototypes as bench
+    from workflow.bench import prototypes as bench
     from workflow.cli.main import main
 
     assert bench.out_path(mf.load(REFERENCE_MANIFEST)).name == "prototypes.json"

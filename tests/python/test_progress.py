@@ -7,8 +7,9 @@ from pathlib import Path
 
 import workflow_runner as wr
 
+from workflow import layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout, progress
+from workflow.campaign import progress
 from workflow.files import write_json
 
 

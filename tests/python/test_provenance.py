@@ -27,10 +27,12 @@ from conftest import REFERENCE_BINARY, REPO, needs_reference_binary
 
 from prototypes.contract import manifest as manifests
 from report import checklist, crate, render
-from workflow.campaign import layout
+from workflow import layout
+from workflow.campaign import facts
 from workflow.harness import cell as cells
-from workflow.harness import provenance
+from workflow.harness import environment, prototype_record
 from workflow.harness import run as harness
+from workflow.harness.state import Outcome
 
 FAKE_MANIFEST = "tests/python/fake-prototype.yaml"
 FAKE_SCRIPT = REPO / "tests" / "python" / "fake_prototype.py"
@@ -110,8 +112,8 @@ def _artifact(root: Path, raw: Path) -> dict[str, Any]:
     """The workflow's facts and check-list steps on raw, into root/results/<campaign>."""
     results = root / "results" / raw.name
     results.mkdir(parents=True, exist_ok=True)
-    provenance.write_facts(results, raw, REPO)
-    doc = checklist.collect(results, raw, REPO)
+    facts.write(results, raw, REPO)
+    doc = checklist.collect(results)
     checklist.write(doc, results / "artifact.json")
     return doc
 
@@ -119,7 +121,7 @@ def _artifact(root: Path, raw: Path) -> dict[str, Any]:
 def _crate(root: Path, raw: Path, doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out = root / "crate" / raw.name
     out.mkdir(parents=True)
-    crate.write_crate(out, root / "results" / raw.name, raw, doc)
+    crate.write_crate(out, root / "results" / raw.name, doc)
     meta = json.loads((out / "ro-crate-metadata.json").read_text())
     return {e["@id"]: e for e in meta["@graph"]}
 
@@ -190,7 +192,7 @@ def test_a_run_of_the_go_reference_names_go_and_its_modules(pool: dict[str, Any]
     assert proto["runtime"].startswith("go1.") and proto["runtime"] == proto["go_build"]["go"]
     assert proto["go_build"]["modules"]["github.com/quic-go/quic-go"]
     go_mod = REPO / "prototypes" / "reference" / "go.mod"
-    assert proto["go_modules"] == provenance.go_modules(go_mod)
+    assert proto["go_modules"] == environment.go_modules(go_mod)
     assert {lf["path"]: lf["sha256"] for lf in proto["lock_files"]} == {
         "prototypes/reference/go.mod": _sha(go_mod),
         "prototypes/reference/go.sum": _sha(go_mod.with_name("go.sum")),
@@ -209,7 +211,7 @@ def test_the_hash_is_of_the_file_started_not_of_the_file_later(tmp_path: Path) -
     started = _sha(script)
     cell = _cell(str(copy / "fake-prototype.yaml"), "r1")
     cell["duration_s"] = 1.5
-    outcome: list[harness.Outcome] = []
+    outcome: list[Outcome] = []
     worker = threading.Thread(
         target=lambda: outcome.append(harness.run_cell(cell, tmp_path / "run")), daemon=True
     )
@@ -232,7 +234,7 @@ def test_a_manifest_names_its_own_lock_files(tmp_path: Path) -> None:
     shutil.copy(FAKE_SCRIPT, tmp_path / "fake_prototype.py")
     path = tmp_path / "prototype.yaml"
     path.write_text(yaml.safe_dump(doc))
-    record = provenance.prototype_record(manifests.load(path), REPO)
+    record = prototype_record.prototype_record(manifests.load(path), REPO)
     locks = {Path(lf["path"]).name: lf for lf in record["lock_files"]}
     assert locks["packages.lock.json"]["sha256"] == _sha(tmp_path / "packages.lock.json")
     assert locks["missing.lock"]["sha256"] is None
@@ -246,7 +248,7 @@ def test_a_script_started_directly_has_its_interpreter_line_as_launcher(tmp_path
     script.write_text("#!/usr/bin/env python3\n" + FAKE_SCRIPT.read_text())
     path = tmp_path / "prototype.yaml"
     path.write_text(yaml.safe_dump(doc))
-    record = provenance.prototype_record(manifests.load(path), REPO)
+    record = prototype_record.prototype_record(manifests.load(path), REPO)
     assert record["executable"]["sha256"] == _sha(script)
     interpreter = Path(shutil.which("python3") or "python3").resolve()
     assert record["launcher"]["from"] == "#! line of the executable"
@@ -262,7 +264,7 @@ def test_an_engine_build_is_run_by_its_engine(tmp_path: Path) -> None:
     (tmp_path / "Build" / "player.x86_64").write_bytes(b"\x7fELF not really a player")
     path = tmp_path / "prototype.yaml"
     path.write_text(yaml.safe_dump(doc))
-    record = provenance.prototype_record(manifests.load(path), REPO)
+    record = prototype_record.prototype_record(manifests.load(path), REPO)
     assert (record["runtime"], record["launcher"]) == ("unity 6000.0.23f1", None)
     assert record["executable"]["sha256"] == _sha(tmp_path / "Build" / "player.x86_64")
     assert "go_modules" not in record and record["lock_files"] == []
@@ -281,9 +283,9 @@ def python_campaign(pool: dict[str, Any]) -> dict[str, Any]:
 def test_facts_describe_the_campaigns_prototypes_as_the_checkout_holds_them(
     python_campaign: dict[str, Any],
 ) -> None:
-    facts = json.loads((python_campaign["raw"].parents[1] / "results" / "python-only" /
-                        "facts.json").read_text())  # fmt: skip
-    [proto] = facts["prototypes"]
+    written = json.loads((python_campaign["raw"].parents[1] / "results" / "python-only" /
+                          "facts.json").read_text())  # fmt: skip
+    [proto] = written["prototypes"]
     assert (proto["name"], proto["language"]) == ("fake", "python")
     assert proto["manifest"] == {
         "path": FAKE_MANIFEST,
@@ -390,8 +392,10 @@ def test_an_executable_changed_mid_campaign_is_flagged(changed_campaign: dict[st
     assert "changed during the campaign" in warning and first in warning and second in warning
     # The copy lies outside the repository: shown by name, never by machine path.
     assert proto["manifest"] == "fake-prototype.yaml (outside the repository)"
-    facts = (changed_campaign["raw"].parents[1] / "results" / "changed" / "facts.json").read_text()
-    assert str(pool["root"]) not in json.dumps(doc) and str(pool["root"]) not in facts
+    written = (
+        changed_campaign["raw"].parents[1] / "results" / "changed" / "facts.json"
+    ).read_text()
+    assert str(pool["root"]) not in json.dumps(doc) and str(pool["root"]) not in written
     # The checkout now holds the second build: matched with the runs' through facts.json.
     assert proto["checkout_now"]["executable_sha256"] == second
     items = {i["item"]: i["value"] for i in doc["ctuning_checklist"]}
@@ -412,10 +416,11 @@ def test_the_report_names_the_prototypes_and_warns_of_a_changed_executable(
     raw = _campaign(pool["root"], "both", pool["fake"] + pool["changed"])
     doc = _artifact(pool["root"], raw)
     results = pool["root"] / "report" / "results"
-    report_fixture.build(results, pool["root"] / "report" / "fixture-raw")
+    report_fixture.build(results)
     checklist.write(doc, results / "artifact.json")
+    shutil.copyfile(pool["root"] / "results" / raw.name / "plan.json", results / "plan.json")
     html = pool["root"] / "report" / "index.html"
-    render.render({"results": str(results), "raw": str(raw)}, html)
+    render.render({"results": str(results)}, html)
     words = rc.text(html.read_text())
     start = words.rindex("Prototypes that ran")
     section = words[start : words.index("Lock files of the checkout", start)]

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import workflow_runner as wr
 
+from workflow import cli
 from workflow.campaign import expand as campaigns
-from workflow.campaign import records
+from workflow.campaign import progress, records
 
 
 def _plan(tmp_path: Path, environment: dict[str, str] | None = None) -> campaigns.Plan:
@@ -57,3 +59,24 @@ def test_a_failure_that_may_pass_next_time_is_retried_without_a_record(tmp_path:
     code, rec = records.execute(run, plan.name, attempt=2, attempts=2, raw=raw)
     assert code == 0 and rec is not None and rec["reason"] == "client_exit"
     assert rec["not_retried"] is None and len(rec["failed_attempts"]) == 2
+
+
+def test_a_job_runs_the_cell_plan_json_holds_without_the_campaign_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`netstick campaign run-one PLAN.json KEY` (each Snakemake job) takes its cell from the
+    written plan: with the campaign file gone it still runs, and the record holds plan.json's
+    cell; a key the plan lacks is bad input naming the plan."""
+    plan = _plan(tmp_path)
+    (run,) = plan.runs
+    raw = tmp_path / "raw"
+    plan_json = progress.write_plan(plan, raw)
+    plan.path.unlink()
+    assert cli.main(["campaign", "run-one", str(plan_json), run.key]) == 0
+    record = json.loads((raw / plan.name / run.cell_id / f"{run.run_id}.json").read_text())
+    meta = json.loads((raw / plan.name / run.cell_id / run.run_id / "meta.json").read_text())
+    assert record["status"] == "ok"
+    assert meta["cell"] == json.loads(plan_json.read_text())["runs"][0]["cell"]
+    assert cli.main(["campaign", "run-one", str(plan_json), "nope/r1"]) == 2
+    err = capsys.readouterr().err
+    assert str(plan_json) in err and "'nope/r1' is not a run of this plan" in err

@@ -8,7 +8,8 @@ from pathlib import Path
 from conftest import needs_reference_binary
 
 from prototypes.contract.checklogs import check_log_dir
-from workflow.cli.bench import prototypes as bench
+from stats.runs_table import read_run_dir
+from workflow.bench.cells import measure
 from workflow.harness import cell as cells
 from workflow.harness.run import run_cell
 
@@ -32,6 +33,6 @@ def test_tcp_run_is_measured_and_logs_conform(tmp_path: Path) -> None:
     assert outcome.status == "ok", f"{outcome.reason}: {outcome.detail}"
     status = json.loads((outcome.path / "status.json").read_text())
     assert status["counts"]["players_connected"] == 5
-    row = bench.measure(cell, outcome.path)
+    row = measure(read_run_dir(outcome.path))
     assert row["rtt_net_samples"] > 0 and row["rtt_net_p50_us"] > 0
     assert check_log_dir(outcome.path / "logs") == []

@@ -29,9 +29,9 @@ needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="R is not i
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("synthetic")
-    results, raw = root / "results", root / "raw"
-    report_fixture.build(results, raw)
-    return {"root": root, "results": results, "raw": raw}
+    results = root / "results"
+    report_fixture.build(results)
+    return {"root": root, "results": results}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,8 @@ def rendered(synthetic: dict[str, Path]) -> dict[str, Path]:
     if shutil.which("Rscript") is None:
         pytest.skip("R is not installed")
     out = synthetic["root"] / "out"
-    params = {"results": str(synthetic["results"]), "raw": str(synthetic["raw"])}
+    # The results alone: the report reads nothing of data/raw.
+    params = {"results": str(synthetic["results"])}
     render.render(params, out / "index.html", pdf=out / "index.pdf")
     return {**synthetic, "html": out / "index.html", "pdf": out / "index.pdf"}
 
@@ -97,8 +98,8 @@ def test_change_point_of_the_slower_versions_is_found(synthetic: dict[str, Path]
 
 
 def test_quick_like_campaign_says_why_figures_are_missing(tmp_path: Path) -> None:
-    results, raw = tmp_path / "results", tmp_path / "raw"
-    report_fixture.build(results, raw)
+    results = tmp_path / "results"
+    report_fixture.build(results)
     runs = pl.read_parquet(results / "runs.parquet").filter(
         pl.col("workload").is_in(["idle", "active"])
         & (pl.col("network_profile") == "lan")
@@ -229,6 +230,5 @@ def test_pdf_and_browser_pictures_are_not_blank(rendered: dict[str, Path], tmp_p
 def test_render_names_a_missing_table(tmp_path: Path) -> None:
     if shutil.which("Rscript") is None:
         pytest.skip("R is not installed")
-    (tmp_path / "raw").mkdir()
     with pytest.raises(render.RenderError, match=r"runs\.csv: missing"):
-        render.render({"results": str(tmp_path), "raw": str(tmp_path / "raw")}, tmp_path / "x.html")
+        render.render({"results": str(tmp_path)}, tmp_path / "x.html")

@@ -64,3 +64,35 @@ def test_probe_loss_ratio_counts_lost_over_sent_of_one_kind() -> None:
     assert probe_loss_ratio(events) == 0.05
     assert probe_loss_ratio(events, "app") == 1.0
     assert probe_loss_ratio(events, "lib") is None
+
+
+def test_a_run_directory_is_measured_alike_on_its_own_and_through_the_walker(
+    tmp_path: Path,
+) -> None:
+    from stats.runs_table import measure, read_run, read_run_dir
+    from workflow import layout
+
+    raw = tmp_path / "raw" / "t"
+    _plan(raw, [("c1", "r1")])
+    run = raw / "c1" / "r1"
+    (run / "logs").mkdir(parents=True)
+    (raw / "c1" / "r1.json").write_text(json.dumps({"status": "ok"}))
+    t0 = 1_700_000_000_000_000_000
+    meta = {"window_start_unix_ns": t0, "window_end_unix_ns": t0 + 10 * 10**9, "overhead_s": 1.5}
+    (run / "meta.json").write_text(json.dumps(meta))
+    (run / "logs" / "client-0.rtt.csv").write_text(
+        "t_unix_ns,player,seq,rtt_us,kind,send_late_us\n"
+        + "".join(f"{t0 + i * 10**9},0,{i},{500 + i}.0,net,3\n" for i in range(10))
+    )
+    (run / "monitor.csv").write_text(
+        "t_unix_ns,proc,cpu_user_s,cpu_system_s,cpu_cores,rss_bytes,num_threads\n"
+        + "".join(f"{t0 + i * 10**9},server,{i / 2},0.0,0.5,1000,4\n" for i in range(1, 10))
+    )
+    [walked] = layout.walk(raw)
+    alone = read_run_dir(run)
+    assert alone.unread == {} and alone.meta == meta
+    row = measure(alone)
+    assert row == measure(read_run(walked))
+    assert (row["overhead_s"], row["rtt_net_samples"], row["server_cpu_cores"]) == (1.5, 10, 0.5)
+    (run / "meta.json").unlink()
+    assert "meta.json" in next(iter(read_run_dir(run).unread))

@@ -160,3 +160,21 @@ def test_cli_rejects_missing_pid(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         sampler_mod.main(["--pid", "x=999999999", "--out", str(tmp_path / "m.csv")])
     assert exc.value.code == 2
+
+
+def test_read_monitor_reads_what_was_written_and_a_node_csv_replaces_its_process(
+    tmp_path: Path,
+) -> None:
+    from monitors.sampler import MONITOR_CSV, Sample, node_csv, read_monitor, read_samples
+
+    local = [
+        Sample(1, "server", 0.5, 0.25, 1.0, 100, 3),
+        Sample(1, "client-0", 0.1, 0.0, 0.2, 50, 2),
+        Sample(1, HOST, 9.0, 1.0, 1.5, 4000, None),
+    ]
+    header = ",".join(CSV_COLUMNS) + "\n"
+    (tmp_path / MONITOR_CSV).write_text(header + "".join(s.csv_line() for s in local))
+    assert read_samples(tmp_path / MONITOR_CSV) == local
+    remote = Sample(2, "server", 0.75, 0.25, 0.9, 120, 5)  # the server sampled on its node
+    node_csv(tmp_path, "server").write_text(header + remote.csv_line())
+    assert read_monitor(tmp_path) == [local[1], local[2], remote]

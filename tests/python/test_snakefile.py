@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from workflow.bench import scratch
 from workflow.campaign import expand as campaigns
 
 REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-pytestmark = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake is not in this venv")
+pytestmark = pytest.mark.skipif(
+    not scratch.SNAKEMAKE.exists(), reason="snakemake is not in this venv"
+)
 
 
 def dry_run(tmp_path: Path, *config: str) -> subprocess.CompletedProcess[str]:
-    # -d: Snakemake's bookkeeping (.snakemake/) goes to tmp_path, never into the checkout.
-    return subprocess.run(
-        [str(SNAKEMAKE), "-n", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
-         "--config", f"data_dir={tmp_path / 'data'}", f"report_dir={tmp_path / 'report'}",
-         *config],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    # Snakemake's bookkeeping (.snakemake/) goes under tmp_path, never into the checkout.
+    return scratch.run(tmp_path, None, "-n", config=config, timeout_s=120)
 
 
 def test_default_dry_run_plans_the_quick_campaign(tmp_path: Path) -> None:

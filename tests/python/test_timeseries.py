@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from monitors.sampler import read_monitor
 from stats import timeseries
-from stats.runs_table import read_monitor
 from stats.window import Window
 
 START_NS = 1_700_000_000_000_000_000

@@ -19,11 +19,15 @@ import yaml
 from conftest import FAKE_PROTOTYPE, REPO
 
 from prototypes.contract import manifest as manifests
+from prototypes.contract.argv import client_argvs, server_argv
+from prototypes.contract.library_builds import VersionBuildError
+from workflow import files, layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout, progress
+from workflow.campaign import progress
 from workflow.harness import cell as cells
-from workflow.harness import provenance
+from workflow.harness import prototype_record
 from workflow.harness import run as harness
+from workflow.harness.builds import build_version
 
 FAKE_MANIFEST = REPO / "tests" / "python" / "fake-prototype.yaml"
 FETCH = REPO / "workflow" / "tools" / "fetch-unity-builds.sh"
@@ -63,8 +67,8 @@ def test_client_executable_is_what_clients_run(tmp_path: Path) -> None:
     assert man.program("client") == tmp_path / "client.py"
     assert man.executables == (FAKE_PROTOTYPE, tmp_path / "client.py")
     cell = {"transport": "tcp", "workload": "idle", "players": 3}
-    server = manifests.server_argv(man, cell, host="h", port=1, log_dir="l")
-    clients = manifests.client_argvs(man, cell, host="h", port=1, log_dir="l",
+    server = server_argv(man, cell, host="h", port=1, log_dir="l")
+    clients = client_argvs(man, cell, host="h", port=1, log_dir="l",
                                      players_per_process=2)  # fmt: skip
     # The launcher applies to both programs.
     assert server[:2] == [sys.executable, str(FAKE_PROTOTYPE)]
@@ -143,15 +147,15 @@ def test_external_build_manifest(tmp_path: Path) -> None:
     assert vb is not None and vb.external == EXTERNAL and vb.command == ()
     assert vb.library == library and vb.missing_executables() == vb.executables
     # Nothing here builds it: build_version names who does and how to fetch it.
-    with pytest.raises(manifests.VersionBuildError) as err:
-        manifests.build_version(vb)
+    with pytest.raises(VersionBuildError) as err:
+        build_version(vb)
     text = str(err.value)
     assert "Builds/thesis/server/netstick-fake" in text and "Builds/thesis/client" in text
     assert EXTERNAL in text and "../tools/fetch.sh --latest fake" in text
     for path in vb.executables:
         path.parent.mkdir(parents=True)
         path.write_text("")
-    assert manifests.build_version(vb) is False  # present: nothing to do
+    assert build_version(vb) is False  # present: nothing to do
 
 
 @pytest.mark.parametrize(
@@ -269,6 +273,7 @@ def test_thesis_campaigns_list_unity_cells_without_builds(
     for lib in libs:
         _unity_manifest(tmp_path, lib)
     monkeypatch.setattr(campaigns, "REPO", tmp_path)
+    monkeypatch.setattr(files, "REPO", tmp_path)  # paths in messages: relative to that root
     names = [f"unity/{lib}" for lib in libs]
     plan = campaigns.plan(campaign, only_prototypes=names)
     assert plan.runs == []
@@ -571,7 +576,7 @@ def test_provenance_of_a_version_built_elsewhere(tmp_path: Path) -> None:
     _install_builds(manifest, "thesis")
     (manifest.parent / "Builds/thesis/client/netstick-ngo").write_text("the client player")
     man = manifests.load(manifest).for_version("utp", "1.9.1")
-    record = provenance.prototype_record(man, tmp_path)
+    record = prototype_record.prototype_record(man, tmp_path)
     sha = {
         role: hashlib.sha256(
             (manifest.parent / f"Builds/thesis/{role}/netstick-ngo").read_bytes()
@@ -607,18 +612,18 @@ def test_prototype_flags_are_declared_and_passable_as_extra_flags() -> None:
         man = manifests.load(REPO / "prototypes" / "unity" / lib / "prototype.yaml")
         assert set(man.prototype_flags) == host_flags, lib
     mirror = manifests.load(REPO / "prototypes" / "unity" / "mirror" / "prototype.yaml")
-    argv = manifests.server_argv(
+    argv = server_argv(
         mirror, {**cell, "extra_server_flags": ["-send-rate", "30", "-target-frame-rate=120"]},
         host="h", port=1, log_dir="l",
     )  # fmt: skip
     assert argv[-3:] == ["-send-rate", "30", "-target-frame-rate=120"]
     with pytest.raises(ValueError, match=r"'-fps' is not .* prototype_flags: -target-frame-rate"):
-        manifests.server_argv(
+        server_argv(
             mirror, {**cell, "extra_server_flags": ["-fps", "30"]}, host="h", port=1, log_dir="l"
         )
     reference = manifests.load(REPO / "prototypes" / "reference" / "prototype.yaml")
     with pytest.raises(ValueError, match=r"'-send-rate' is not .* prototype_flags: none"):
-        manifests.server_argv(
+        server_argv(
             reference, {**cell, "extra_server_flags": ["-send-rate", "30"]},
             host="h", port=1, log_dir="l",
         )  # fmt: skip

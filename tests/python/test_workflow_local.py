@@ -16,10 +16,13 @@ import pytest
 import report_checks as rc
 import workflow_runner as wr
 
+from workflow.bench import scratch
 from workflow.campaign import expand as campaigns
 from workflow.harness import netns
 
-pytestmark = pytest.mark.skipif(not wr.SNAKEMAKE.exists(), reason="snakemake is not in this venv")
+pytestmark = pytest.mark.skipif(
+    not scratch.SNAKEMAKE.exists(), reason="snakemake is not in this venv"
+)
 
 
 def _records(raw: Path) -> list[dict]:
@@ -29,7 +32,7 @@ def _records(raw: Path) -> list[dict]:
 def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path: Path) -> None:
     manifest = wr.fake_manifest(tmp_path / "proto")
     camp = wr.campaign_file(tmp_path, "wf-basic", manifest, workloads=("idle", "stream"))
-    res = wr.run(tmp_path, camp)
+    res = scratch.run(tmp_path, camp)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     raw = tmp_path / "data" / "raw" / "wf-basic"
@@ -84,11 +87,11 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
     assert f"report: {tmp_path / 'report' / 'wf-basic' / 'index.html'}" in out
 
     # A second start has nothing to do and changes nothing.
-    before = wr.tree_digest(raw)
-    again = wr.run(tmp_path, camp)
+    before = scratch.tree_digest(raw)
+    again = scratch.run(tmp_path, camp)
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
-    assert wr.tree_digest(raw) == before
+    assert scratch.tree_digest(raw) == before
 
 
 def test_failed_attempt_is_retried_and_kept(tmp_path: Path) -> None:
@@ -97,7 +100,7 @@ def test_failed_attempt_is_retried_and_kept(tmp_path: Path) -> None:
         {"FAKE_PROTOTYPE_MODE": "fail-once", "FAKE_PROTOTYPE_STATE_DIR": str(tmp_path / "st")},
     )
     camp = wr.campaign_file(tmp_path, "wf-retry", manifest, repetitions=1)
-    res = wr.run(tmp_path, camp, config=["retries=1"])
+    res = scratch.run(tmp_path, camp, config=["retries=1"])
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     raw = tmp_path / "data" / "raw" / "wf-retry"
@@ -116,7 +119,7 @@ def test_failed_attempt_is_retried_and_kept(tmp_path: Path) -> None:
 def test_run_failing_every_attempt_is_reported_and_report_still_built(tmp_path: Path) -> None:
     manifest = wr.fake_manifest(tmp_path / "proto", {"FAKE_PROTOTYPE_MODE": "bad-args"})
     camp = wr.campaign_file(tmp_path, "wf-fail", manifest, repetitions=1)
-    res = wr.run(tmp_path, camp, config=["retries=1"])
+    res = scratch.run(tmp_path, camp, config=["retries=1"])
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     raw = tmp_path / "data" / "raw" / "wf-fail"
@@ -144,7 +147,7 @@ def test_run_failing_every_attempt_is_reported_and_report_still_built(tmp_path: 
 
     # reset-failed lets the next start retry it; the old record and attempts stay on disk.
     reset = subprocess.run(
-        [str(wr.SNAKEMAKE.with_name("netstick")), "campaign", "reset-failed", str(camp),
+        [str(scratch.SNAKEMAKE.with_name("netstick")), "campaign", "reset-failed", str(camp),
          "--data-dir", str(tmp_path / "data")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -159,7 +162,7 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     manifest = wr.fake_manifest(tmp_path / "proto")
     camp = wr.campaign_file(tmp_path, "wf-kill", manifest, players=(2, 3), repetitions=3)
     raw = tmp_path / "data" / "raw" / "wf-kill"
-    proc = wr.popen(tmp_path, camp)
+    proc = scratch.popen(tmp_path, camp)
     deadline = time.monotonic() + 120
     while len(wr.records(raw)) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -169,18 +172,18 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     time.sleep(0.5)
     finished = wr.ok_run_dirs(raw)
     assert 2 <= len(finished) < 6
-    before = {str(d): wr.tree_digest(d) for d in finished}
+    before = {str(d): scratch.tree_digest(d) for d in finished}
 
     # After a hard kill Snakemake's lock is stale: unlock once, then start again.
-    unlock = wr.run(tmp_path, camp, "--unlock")
+    unlock = scratch.run(tmp_path, camp, "--unlock")
     assert unlock.returncode == 0, unlock.stderr
-    res = wr.run(tmp_path, camp)
+    res = scratch.run(tmp_path, camp)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     recs = _records(raw)
     assert len(recs) == 6 and all(r["status"] == "ok" for r in recs)
     for d, digest in before.items():
-        assert wr.tree_digest(Path(d)) == digest, f"{d} changed on resume"
+        assert scratch.tree_digest(Path(d)) == digest, f"{d} changed on resume"
     plan = campaigns.plan(camp)
     assert {f"{r['cell_id']}/{r['run_id']}" for r in recs} == set(plan.by_key)
     assert not netns.leftovers(), "a namespace of the killed run was left behind"
@@ -198,7 +201,7 @@ def test_prototype_built_by_its_manifest_then_measured_in_one_start(tmp_path: Pa
         text + "build:\n  command: [sh, -c, 'mkdir -p bin && cp fake_prototype.py bin/']\n"
     )
     camp = wr.campaign_file(tmp_path, "wf-build", manifest, repetitions=1)
-    res = wr.run(tmp_path, camp)
+    res = scratch.run(tmp_path, camp)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-4000:]
     assert (manifest.parent / "bin" / "fake_prototype.py").is_file()

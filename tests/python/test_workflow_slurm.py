@@ -17,6 +17,8 @@ import slurm_cluster as sc
 import workflow_runner as wr
 import yaml
 
+from workflow.bench import scratch
+
 REPO = wr.REPO
 
 
@@ -49,7 +51,7 @@ def run_slurm(
     root: Path, cluster: sc.SlurmCluster, campaign: Path | str, *config: str, ppn: int = 500
 ) -> subprocess.CompletedProcess[str]:
     profile = das6_like_profile(root, cluster, ppn)
-    return wr.run(
+    return scratch.run(
         root, Path(campaign) if "/" in str(campaign) else campaign,  # type: ignore[arg-type]
         "--profile", str(profile),
         config=list(config), timeout_s=600, env=cluster.env,
@@ -135,7 +137,7 @@ def test_cancelled_job_is_reported(tmp_path: Path, cluster: sc.SlurmCluster) -> 
     profile = das6_like_profile(tmp_path, cluster, 10)
     (tmp_path / "work").mkdir()
     proc = subprocess.Popen(
-        wr.argv(tmp_path, camp, "--profile", str(profile), config=["retries=0"]),
+        scratch.argv(tmp_path, camp, "--profile", str(profile), config=["retries=0"]),
         cwd=REPO, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,
     )  # fmt: skip

@@ -1,21 +1,21 @@
-"""Run the real workflow (Snakemake + harness) on small campaigns of the fake prototype, in a
-temporary directory that holds the campaign, the manifest, the data and Snakemake's state."""
+"""The real workflow (Snakemake + harness) on small campaigns of the fake prototype: its
+manifest and campaign files, and what the runs left. Snakemake itself runs through the scratch
+runner the benches use (workflow/bench/scratch.py: root/work, root/data, root/report under a
+temporary directory)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from workflow.bench import scratch
+
 REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 FAKE_DIR = Path(__file__).parent
 
 
@@ -42,74 +42,19 @@ def campaign_file(
     seed: int = 5,
     cell: Mapping[str, Any] | None = None,
 ) -> Path:
-    doc = {
-        "name": name,
-        "description": "test campaign of the fake prototype",
-        "seed": seed,
-        "repetitions": repetitions,
-        "defaults": {"duration_s": duration_s, "network_profile": "lan", **(cell or {})},
-        "matrix": [
-            {
-                "name": "fake",
-                "prototypes": [{"name": "fake", "manifest": str(manifest), "transports": ["tcp"]}],
-                "players": list(players),
-                "workloads": [{"name": w} for w in workloads],
-            }
-        ],
-    }
-    path = root / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def argv(root: Path, campaign: Path, *extra: str, config: Sequence[str] = ()) -> list[str]:
-    return [
-        str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-d", str(root / "work"),
-        *extra, "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
-        f"report_dir={root / 'report'}", *config,
-    ]  # fmt: skip
-
-
-def run(
-    root: Path,
-    campaign: Path,
-    *extra: str,
-    config: Sequence[str] = (),
-    timeout_s: float = 300,
-    env: Mapping[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        argv(root, campaign, *extra, config=config),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env=dict(env) if env is not None else None,
+    """root/<name>.yaml: the fake prototype over TCP at the player counts and workloads."""
+    doc = scratch.campaign_doc(
+        name,
+        "test campaign of the fake prototype",
+        {"name": "fake", "manifest": str(manifest), "transports": ["tcp"]},
+        block="fake",
+        seed=seed,
+        repetitions=repetitions,
+        defaults={"duration_s": duration_s, "network_profile": "lan", **(cell or {})},
+        players=players,
+        workloads=workloads,
     )
-
-
-def popen(
-    root: Path, campaign: Path, *extra: str, config: Sequence[str] = ()
-) -> subprocess.Popen[str]:
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        argv(root, campaign, *extra, config=config),
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its own process group, so a test can kill all of it
-    )
-
-
-def tree_digest(path: Path) -> dict[str, str]:
-    """sha256 of every file under path, by relative name (for byte-identical checks)."""
-    out = {}
-    for p in sorted(path.rglob("*")):
-        if p.is_file():
-            out[str(p.relative_to(path))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
+    return scratch.campaign_file(root, doc)
 
 
 def ok_run_dirs(raw: Path) -> list[Path]:

@@ -15,9 +15,7 @@ import hashlib
 import itertools
 import json
 import math
-import os
 import random
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +25,17 @@ import jsonschema
 import yaml
 
 from prototypes.contract import manifest as manifests
+from prototypes.contract.argv import check_cell
+from prototypes.contract.library_builds import VersionBuild
 from prototypes.contract.schema_errors import schema_error_line
-from workflow.campaign import layout
-from workflow.files import REPO, repo_relative
+from workflow import layout
+from workflow.campaign.executables import (
+    UNITY_PROTOTYPES,
+    available_prototypes,
+    executable_problem,
+    missing_builds,
+)
+from workflow.files import REPO, repo_relative, shown_path
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
 
@@ -61,19 +67,6 @@ EXPANDED_KEYS = frozenset(
 RUN_OVERHEAD_S = 1.2
 CONNECT_S_PER_PLAYER = 0.002
 CAMPAIGN_FIXED_S = 30.0  # Snakemake's start, the build check, ingest and report
-
-
-# The Unity prototypes campaigns may name before their builds exist in a checkout (GameCI builds
-# them where a Unity licence is available); their cells are listed as not runnable, not dropped.
-UNITY_PROTOTYPES = ("unity/fishnet", "unity/mirror", "unity/nfe", "unity/ngo")
-
-
-def available_prototypes() -> list[str]:
-    """Names of the prototypes of this checkout: prototypes/<name>/prototype.yaml."""
-    root = REPO / "prototypes"
-    return sorted(
-        str(m.parent.relative_to(root)) for m in root.glob("**/prototype.yaml") if m.is_file()
-    )
 
 
 class CampaignError(ValueError):
@@ -149,7 +142,7 @@ class Plan:
         return {
             "plan_schema": PLAN_SCHEMA,
             "campaign": self.name,
-            "campaign_file": _repo_relative(self.path),
+            "campaign_file": shown_path(self.path),
             "campaign_sha256": hashlib.sha256(self.path.read_bytes()).hexdigest(),
             "seed": self.seed,
             "order": "seeded shuffle (random.Random(seed).shuffle of the runs sorted by key)",
@@ -167,13 +160,6 @@ def _unavail(u: Unavailable) -> dict[str, Any]:
     return {"prototype": u.prototype, "reason": u.reason, "cells": u.cells, "runs": u.runs}
 
 
-def _repo_relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(REPO))
-    except ValueError:
-        return str(path)
-
-
 # -- loading ----------------------------------------------------------------------------------
 
 
@@ -185,7 +171,7 @@ def campaign_path(name_or_path: str | Path) -> Path:
         if not path.is_file():
             known = ", ".join(available_campaigns()) or "none"
             raise CampaignError(
-                f"campaign {text!r}: no file {_repo_relative(path)}; expected one of: {known}"
+                f"campaign {text!r}: no file {shown_path(path)}; expected one of: {known}"
             )
         return path
     return Path(text)
@@ -203,7 +189,7 @@ def _schema() -> dict[str, Any]:
 
 def load(path: Path) -> dict[str, Any]:
     """Read and validate a campaign file (schema and the checks a schema cannot express)."""
-    source = _repo_relative(path)
+    source = shown_path(path)
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -298,7 +284,7 @@ def _check_versions(man: manifests.Manifest, tname: str, versions: list[str], ke
             )
             raise CampaignError(
                 f"{key}.{vi}: library {vb.library} version {version}: missing "
-                f"{', '.join(vb.missing_inputs)} in {_repo_relative(vb.cwd)}; expected {how}"
+                f"{', '.join(vb.missing_inputs)} in {shown_path(vb.cwd)}; expected {how}"
             )
 
 
@@ -318,9 +304,9 @@ def versions_in(plan: Plan) -> dict[tuple[str, str, str], list[str]]:
     return {k: sorted(v, key=order[k].index) for k, v in seen.items() if v != [PINNED]}
 
 
-def version_builds_of(plan: Plan) -> list[manifests.VersionBuild]:
+def version_builds_of(plan: Plan) -> list[VersionBuild]:
     """The builds of other library versions the plan's runs need, one per executable."""
-    out: dict[Path, manifests.VersionBuild] = {}
+    out: dict[Path, VersionBuild] = {}
     for run in plan.runs:
         cell = run.cell
         version = str(cell.get("library_version", PINNED))
@@ -387,73 +373,24 @@ def _named_origin(problem: str, block: Mapping[str, Any], bi: int) -> str:
     return f"key {origin}.{problem}"
 
 
-def builds_in_workflow(man: manifests.Manifest) -> bool:
-    """Whether the workflow builds this prototype before its runs (workflow/rules/build.smk):
-    every prototype whose manifest has a build command."""
-    return man.build_command is not None
-
-
-def executable_problem(man: manifests.Manifest) -> str | None:
-    """Why this prototype's runs could not start (an executable is missing and nothing builds
-    it, or it cannot be executed), or None. Found when planning: a missing executable would
-    otherwise fail every run before READY and be retried. Builds made elsewhere
-    (build.external) that are missing are no error: see missing_builds."""
-    for key, exe in zip(("executable", "client_executable"), man.executables, strict=False):
-        shown = _repo_relative(exe)
-        if not exe.exists():
-            if builds_in_workflow(man) or man.build_external is not None:
-                continue
-            return (
-                f"{_repo_relative(man.path)}: key {key}: {shown} does not exist and the "
-                "manifest has no build.command; expected a built prototype (build it first) or "
-                "a build command the workflow runs"
-            )
-        if not exe.is_file():
-            return f"{_repo_relative(man.path)}: key {key}: {shown} is not a file"
-        if not man.launcher and not os.access(exe, os.X_OK):
-            return (
-                f"{_repo_relative(man.path)}: key {key}: {shown} is not executable "
-                "(chmod +x it, or name the interpreter that runs it in launcher)"
-            )
-    return None
-
-
-def _shown_command(man: manifests.Manifest, argv: Sequence[str]) -> str:
-    """A manifest's command as a user types it from the repository's top: a program given as a
-    path relative to the manifest's directory is shown relative to the repository."""
-    program = argv[0]
-    if "/" in program and not Path(program).is_absolute():
-        program = _repo_relative(man.directory / program)
-    return shlex.join([program, *argv[1:]])
-
-
-def missing_builds(man: manifests.Manifest, transport: str, version: str) -> str | None:
-    """Why the cells of this (transport, library version) cannot run in this checkout: the
-    builds made elsewhere (build.external) are not here. The reason names the missing files,
-    the command that downloads them and who builds them; None when they are present or the
-    prototype is built here."""
-    if man.build_external is None:
-        return None
-    vb = man.version_build(transport, version)
-    programs = vb.executables if vb is not None else man.executables
-    missing = [p for p in programs if not p.exists()]
-    if not missing:
-        return None
-    which = f"library {vb.library} {vb.version}" if vb is not None else "the pinned build"
-    fetch = (
-        f"download them with `{_shown_command(man, man.build_fetch)}`, or build them: "
-        if man.build_fetch
-        else "build them: "
-    )
-    return (
-        f"{_repo_relative(man.path)} ({which}): {', '.join(_repo_relative(p) for p in missing)} "
-        f"missing; {fetch}{man.build_external}"
-    )
-
-
 @functools.cache
 def _manifest(path: Path) -> manifests.Manifest:
     return manifests.load(path)
+
+
+@dataclass
+class _Expansion:
+    """What planning found so far: runnable cells (cell id -> cell, block, repetitions) and,
+    per (prototype, why not runnable), the cells that cannot run here."""
+
+    doc: dict[str, Any]
+    path: Path
+    source: str
+    known_profiles: Mapping[str, Any]
+    repetitions: int | None
+    duration_s: float | None
+    seen: dict[str, tuple[dict[str, Any], str, int]] = field(default_factory=dict)
+    unavailable: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
 
 def plan(
@@ -471,186 +408,24 @@ def plan(
     """
     path = campaign_path(name_or_path)
     doc = load(path)
-    source = _repo_relative(path)
+    source = shown_path(path)
     _check_excludes(doc, source)
-    defaults = dict(doc.get("defaults", {}))
     if only_prototypes is not None:
-        named = sorted({p["name"] for block in doc["matrix"] for p in block["prototypes"]})
-        stray = [p for p in only_prototypes if p not in named]
-        if stray:
-            raise CampaignError(
-                f"{source}: prototypes (--prototypes / --config prototypes=): "
-                f"{', '.join(map(repr, stray))} not in this campaign; expected names from "
-                f"{', '.join(named)}"
-            )
+        _check_only(doc, only_prototypes, source)
     try:
         known_profiles = profiles.load_profiles()
     except profiles.ProfileError as exc:
         raise CampaignError(str(exc)) from None
-
-    seen: dict[str, tuple[dict[str, Any], str, int]] = {}
-    # (prototype, why not runnable) -> cell id -> repetitions
-    unavailable: dict[tuple[str, str], dict[str, int]] = {}
+    found = _Expansion(doc, path, source, known_profiles, repetitions, duration_s)
     for bi, block in enumerate(doc["matrix"]):
-        where = f"{source}: matrix.{bi} ({block['name']})"
-        base = {**defaults, **block.get("cell", {})}
-        reps = repetitions or block.get("repetitions") or doc["repetitions"]
-        durations = [duration_s] if duration_s else block.get("durations_s")
-        if durations is None:
-            if "duration_s" not in base:
-                raise CampaignError(
-                    f"{where}: key durations_s: missing, and defaults.duration_s is not set"
-                )
-            durations = [base["duration_s"]]
-        nets = block.get("network_profiles") or [base.get("network_profile", "lan")]
-        for ni, net in enumerate(nets):
-            if isinstance(net, str) and net not in known_profiles:
-                raise CampaignError(
-                    f"{where}: key network_profiles.{ni}: unknown profile {net!r}; expected one "
-                    f"of {', '.join(sorted(known_profiles))} or a profile object"
-                )
+        axes = _block_axes(found, bi)
         for pi, proto in enumerate(block["prototypes"]):
-            if only_prototypes is not None and proto["name"] not in only_prototypes:
-                continue
-            mpath = (
-                (path.parent / proto["manifest"]).resolve()
-                if "manifest" in proto
-                else REPO / "prototypes" / proto["name"] / "prototype.yaml"
-            )
-            man = None
-            absent: str | None = None  # why none of this prototype's cells can run here
-            if mpath.is_file():
-                try:
-                    man = _manifest(mpath)
-                except manifests.ManifestError as exc:
-                    raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
-                problem = executable_problem(man)
-                if problem:
-                    raise CampaignError(f"{where}: key prototypes.{pi}: {problem}")
-            elif "manifest" in proto or proto["name"] not in UNITY_PROTOTYPES:
-                # A typo'd name or a wrong manifest path is an error, not an empty campaign.
-                known = sorted({*available_prototypes(), *UNITY_PROTOTYPES})
-                raise CampaignError(
-                    f"{where}: key prototypes.{pi}"
-                    + (".manifest" if "manifest" in proto else ".name")
-                    + f": {proto.get('manifest', proto['name'])!r} has no manifest "
-                    f"({_repo_relative(mpath)} does not exist); expected a prototype of this "
-                    f"checkout or a Unity prototype: {', '.join(known)}"
-                )
-            else:
-                absent = (
-                    f"no manifest {_repo_relative(mpath)} in this checkout (Unity prototypes are "
-                    "built by GameCI where a Unity licence is available)"
-                )
-            entries = _transport_entries(proto)
-            per_transport = _versions_of(proto, entries, f"{where}: key prototypes.{pi}.versions")
-            for ti, (tname, topts, label) in enumerate(entries):
-                if man is not None and tname not in man.transport_names:
-                    raise CampaignError(
-                        f"{where}: key prototypes.{pi}.transports.{ti}: {tname!r} is not a "
-                        f"transport of {proto['name']}; expected one of "
-                        f"{', '.join(man.transport_names)}"
-                    )
-                versions, vkey = per_transport[tname]
-                if man is not None:
-                    _check_versions(man, tname, versions, f"{where}: key prototypes.{pi}.{vkey}")
-                if man is not None:
-                    offered = man.transport(tname).options
-                    for opt in topts:
-                        if opt not in offered:
-                            raise CampaignError(
-                                f"{where}: key prototypes.{pi}.transports.{ti}.options.{opt}: "
-                                f"not an option of {tname}; expected one of "
-                                f"{', '.join(sorted(offered)) or '(none)'}"
-                            )
-                # Builds made elsewhere that are not here: their cells are listed, not run.
-                missing = {
-                    v: missing_builds(man, tname, v) if man is not None else absent
-                    for v in versions
-                }
-                for version, players, wl, dur, net in itertools.product(
-                    versions, block["players"], block["workloads"], durations, nets
-                ):
-                    if man is not None and wl["name"] not in man.workloads:
-                        raise CampaignError(
-                            f"{where}: workload {wl['name']!r} is not offered by "
-                            f"{proto['name']}; expected one of {', '.join(man.workloads)}"
-                        )
-                    for params in _param_axes(wl.get("params", {})):
-                        facts = {
-                            "block": block["name"],
-                            "prototype": proto["name"],
-                            "version": version,
-                            "transport": label or tname,
-                            "players": players,
-                            "workload": wl["name"],
-                            "duration_s": dur,
-                            "network_profile": net,
-                            "params": params,
-                        }
-                        if any(_matches(sel, facts) for sel in doc.get("exclude", [])):
-                            continue
-                        doc_cell = {
-                            **copy.deepcopy(base),
-                            "campaign": doc["name"],
-                            "prototype": _repo_relative(mpath),
-                            "library_version": version,
-                            "transport": tname,
-                            "transport_options": topts,
-                            "players": players,
-                            "workload": wl["name"],
-                            "params": params,
-                            # float: 14 in YAML and 14.0 on a command line are one cell
-                            "duration_s": float(dur),
-                            "network_profile": net,
-                        }
-                        try:
-                            full = cells.validate(doc_cell, source=f"{where}")
-                        except cells.CellError as exc:
-                            raise CampaignError(str(exc)) from None
-                        if man is not None:
-                            # Extra flags (from defaults or a block's cell) the manifest does
-                            # not declare would fail every run: refused when planning.
-                            try:
-                                manifests.check_cell(man, full)
-                            except ValueError as exc:
-                                problem = repo_relative(_named_origin(str(exc), block, bi))
-                                raise CampaignError(f"{where}: {problem}") from None
-                        full.pop("cell_id", None)
-                        readable = layout.derive_cell_id(full)
-                        # The campaign's name of the prototype, not its directory's.
-                        dirname = Path(full["prototype"]).parent.name
-                        readable = proto["name"].replace("/", "-") + readable[len(dirname) :]
-                        if label:
-                            readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
-                        cid = f"{readable}-{content_hash(full)}"
-                        why = missing[version]
-                        if why is not None:
-                            cells_of = unavailable.setdefault((proto["name"], why), {})
-                            cells_of[cid] = max(cells_of.get(cid, 0), reps)
-                            continue
-                        if cid not in seen:
-                            full["cell_id"] = cid
-                            seen[cid] = (full, block["name"], reps)
-                        else:  # the same cell in two blocks: keep the larger repetition count
-                            prev = seen[cid]
-                            seen[cid] = (prev[0], prev[1], max(prev[2], reps))
-
-    runs: list[Run] = []
-    for cid, (full, block_name, reps) in sorted(seen.items()):
-        for k in range(1, reps + 1):
-            run_cell = dict(full)
-            run_cell["run_id"] = f"r{k}"
-            run_cell["seed"] = run_seed(doc["seed"], cid, run_cell["run_id"])
-            run_cell["block"] = block_name
-            runs.append(Run(run_cell, block_name))
-    runs.sort(key=lambda r: r.key)
-    random.Random(doc["seed"]).shuffle(runs)
-    for i, r in enumerate(runs):
-        r.cell["run_order"] = i
+            if only_prototypes is None or proto["name"] in only_prototypes:
+                _expand_prototype(found, bi, pi, axes)
+    runs = _ordered_runs(found.seen, doc["seed"])
     gone = [
         Unavailable(name, why, len(counts), sum(counts.values()))
-        for (name, why), counts in sorted(unavailable.items())
+        for (name, why), counts in sorted(found.unavailable.items())
     ]
     if not runs and not gone:
         raise CampaignError(f"{source}: the matrix and exclude leave no run")
@@ -663,6 +438,236 @@ def plan(
         runs=runs,
         unavailable=gone,
     )
+
+
+def _check_only(doc: Mapping[str, Any], only: Sequence[str], source: str) -> None:
+    named = sorted({p["name"] for block in doc["matrix"] for p in block["prototypes"]})
+    stray = [p for p in only if p not in named]
+    if stray:
+        raise CampaignError(
+            f"{source}: prototypes (--prototypes / --config prototypes=): "
+            f"{', '.join(map(repr, stray))} not in this campaign; expected names from "
+            f"{', '.join(named)}"
+        )
+
+
+# A block's base cell, repetitions, durations and network profiles.
+_BlockAxes = tuple[dict[str, Any], int, list[Any], list[Any]]
+
+
+def _block_axes(found: _Expansion, bi: int) -> _BlockAxes:
+    """A block's base cell, repetitions, durations and network profiles (overrides applied,
+    profile names checked)."""
+    doc, block = found.doc, found.doc["matrix"][bi]
+    where = f"{found.source}: matrix.{bi} ({block['name']})"
+    base = {**doc.get("defaults", {}), **block.get("cell", {})}
+    reps = found.repetitions or block.get("repetitions") or doc["repetitions"]
+    durations = [found.duration_s] if found.duration_s else block.get("durations_s")
+    if durations is None:
+        if "duration_s" not in base:
+            raise CampaignError(
+                f"{where}: key durations_s: missing, and defaults.duration_s is not set"
+            )
+        durations = [base["duration_s"]]
+    nets = block.get("network_profiles") or [base.get("network_profile", "lan")]
+    for ni, net in enumerate(nets):
+        if isinstance(net, str) and net not in found.known_profiles:
+            raise CampaignError(
+                f"{where}: key network_profiles.{ni}: unknown profile {net!r}; expected one "
+                f"of {', '.join(sorted(found.known_profiles))} or a profile object"
+            )
+    return base, reps, durations, nets
+
+
+def _prototype_manifest(
+    found: _Expansion, where: str, pi: int, proto: Mapping[str, Any]
+) -> tuple[Path, manifests.Manifest | None, str | None]:
+    """The prototype's manifest path, its manifest (None when absent) and why none of its cells
+    can run here (None when they can). A typo'd name or a wrong manifest path is an error, not
+    an empty campaign."""
+    mpath = (
+        (found.path.parent / proto["manifest"]).resolve()
+        if "manifest" in proto
+        else REPO / "prototypes" / proto["name"] / "prototype.yaml"
+    )
+    if mpath.is_file():
+        try:
+            man = _manifest(mpath)
+        except manifests.ManifestError as exc:
+            raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
+        problem = executable_problem(man)
+        if problem:
+            raise CampaignError(f"{where}: key prototypes.{pi}: {problem}")
+        return mpath, man, None
+    if "manifest" in proto or proto["name"] not in UNITY_PROTOTYPES:
+        known = sorted({*available_prototypes(), *UNITY_PROTOTYPES})
+        raise CampaignError(
+            f"{where}: key prototypes.{pi}"
+            + (".manifest" if "manifest" in proto else ".name")
+            + f": {proto.get('manifest', proto['name'])!r} has no manifest "
+            f"({shown_path(mpath)} does not exist); expected a prototype of this "
+            f"checkout or a Unity prototype: {', '.join(known)}"
+        )
+    absent = (
+        f"no manifest {shown_path(mpath)} in this checkout (Unity prototypes are "
+        "built by GameCI where a Unity licence is available)"
+    )
+    return mpath, None, absent
+
+
+def _check_transport(
+    man: manifests.Manifest, where: str, key: str, proto_name: str, tname: str, topts: Any
+) -> None:
+    """The transport and its options must be the manifest's. key: prototypes.<i>.transports.<j>."""
+    if tname not in man.transport_names:
+        raise CampaignError(
+            f"{where}: key {key}: {tname!r} is not a transport of {proto_name}; expected one "
+            f"of {', '.join(man.transport_names)}"
+        )
+    offered = man.transport(tname).options
+    for opt in topts:
+        if opt not in offered:
+            raise CampaignError(
+                f"{where}: key {key}.options.{opt}: "
+                f"not an option of {tname}; expected one of "
+                f"{', '.join(sorted(offered)) or '(none)'}"
+            )
+
+
+def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> None:
+    """Every cell of one prototypes entry of one block, into found."""
+    block = found.doc["matrix"][bi]
+    proto = block["prototypes"][pi]
+    where = f"{found.source}: matrix.{bi} ({block['name']})"
+    base, reps, durations, nets = axes
+    mpath, man, absent = _prototype_manifest(found, where, pi, proto)
+    entries = _transport_entries(proto)
+    per_transport = _versions_of(proto, entries, f"{where}: key prototypes.{pi}.versions")
+    for ti, (tname, topts, label) in enumerate(entries):
+        versions, vkey = per_transport[tname]
+        if man is not None:
+            _check_transport(
+                man, where, f"prototypes.{pi}.transports.{ti}", proto["name"], tname, topts
+            )
+            _check_versions(man, tname, versions, f"{where}: key prototypes.{pi}.{vkey}")
+        # Builds made elsewhere that are not here: their cells are listed, not run.
+        missing = {
+            v: missing_builds(man, tname, v) if man is not None else absent for v in versions
+        }
+        for version, players, wl, dur, net in itertools.product(
+            versions, block["players"], block["workloads"], durations, nets
+        ):
+            if man is not None and wl["name"] not in man.workloads:
+                raise CampaignError(
+                    f"{where}: workload {wl['name']!r} is not offered by "
+                    f"{proto['name']}; expected one of {', '.join(man.workloads)}"
+                )
+            for params in _param_axes(wl.get("params", {})):
+                facts = {
+                    "block": block["name"],
+                    "prototype": proto["name"],
+                    "version": version,
+                    "transport": label or tname,
+                    "players": players,
+                    "workload": wl["name"],
+                    "duration_s": dur,
+                    "network_profile": net,
+                    "params": params,
+                }
+                if any(_matches(sel, facts) for sel in found.doc.get("exclude", [])):
+                    continue
+                axes = {
+                    "prototype": shown_path(mpath),
+                    "library_version": version,
+                    "transport": tname,
+                    "transport_options": topts,
+                    "players": players,
+                    "workload": wl["name"],
+                    "params": params,
+                    # float: 14 in YAML and 14.0 on a command line are one cell
+                    "duration_s": float(dur),
+                    "network_profile": net,
+                }
+                full = _cell(found, where, bi, base, axes, man)
+                cid = _cell_id(full, proto["name"], tname, label)
+                _add(found, full, cid, (block["name"], reps, proto["name"]), missing[version])
+
+
+def _cell(
+    found: _Expansion,
+    where: str,
+    bi: int,
+    base: Mapping[str, Any],
+    axes: Mapping[str, Any],
+    man: manifests.Manifest | None,
+) -> dict[str, Any]:
+    """The validated cell document of one point of the matrix (without its cell id)."""
+    doc_cell = {**copy.deepcopy(dict(base)), "campaign": found.doc["name"], **axes}
+    try:
+        full = cells.validate(doc_cell, source=f"{where}")
+    except cells.CellError as exc:
+        raise CampaignError(str(exc)) from None
+    if man is not None:
+        # Extra flags (from defaults or a block's cell) the manifest does not declare would
+        # fail every run: refused when planning.
+        try:
+            check_cell(man, full)
+        except ValueError as exc:
+            problem = repo_relative(_named_origin(str(exc), found.doc["matrix"][bi], bi))
+            raise CampaignError(f"{where}: {problem}") from None
+    full.pop("cell_id", None)
+    return full
+
+
+def _cell_id(full: Mapping[str, Any], proto_name: str, tname: str, label: str | None) -> str:
+    """The readable id with the campaign's name of the prototype (not its directory's) and
+    the transport's label, then the content hash."""
+    readable = layout.derive_cell_id(full)
+    dirname = Path(full["prototype"]).parent.name
+    readable = proto_name.replace("/", "-") + readable[len(dirname) :]
+    if label:
+        readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
+    return f"{readable}-{content_hash(full)}"
+
+
+def _add(
+    found: _Expansion,
+    full: dict[str, Any],
+    cid: str,
+    where: tuple[str, int, str],
+    why_not: str | None,
+) -> None:
+    """One cell into found: runnable (once, with the larger repetition count of the blocks that
+    name it) or listed under why it cannot run here. where: (block name, repetitions,
+    prototype name)."""
+    block_name, reps, proto_name = where
+    if why_not is not None:
+        cells_of = found.unavailable.setdefault((proto_name, why_not), {})
+        cells_of[cid] = max(cells_of.get(cid, 0), reps)
+        return
+    if cid not in found.seen:
+        full["cell_id"] = cid
+        found.seen[cid] = (full, block_name, reps)
+    else:  # the same cell in two blocks: keep the larger repetition count
+        prev = found.seen[cid]
+        found.seen[cid] = (prev[0], prev[1], max(prev[2], reps))
+
+
+def _ordered_runs(seen: Mapping[str, tuple[dict[str, Any], str, int]], seed: int) -> list[Run]:
+    """Every repetition of every cell, in the campaign's seeded random order."""
+    runs: list[Run] = []
+    for cid, (full, block_name, reps) in sorted(seen.items()):
+        for k in range(1, reps + 1):
+            run_cell = dict(full)
+            run_cell["run_id"] = f"r{k}"
+            run_cell["seed"] = run_seed(seed, cid, run_cell["run_id"])
+            run_cell["block"] = block_name
+            runs.append(Run(run_cell, block_name))
+    runs.sort(key=lambda r: r.key)
+    random.Random(seed).shuffle(runs)
+    for i, r in enumerate(runs):
+        r.cell["run_order"] = i
+    return runs
 
 
 def manifests_of(plan: Plan) -> dict[str, manifests.Manifest]:

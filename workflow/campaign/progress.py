@@ -28,8 +28,9 @@ from typing import Any, TextIO
 
 import psutil
 
+from workflow import layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout, records
+from workflow.campaign import records
 from workflow.files import read_json, write_json
 from workflow.harness import benchlock
 

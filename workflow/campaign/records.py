@@ -1,4 +1,4 @@
-"""The record each finished run leaves for the workflow (the layout is workflow.campaign.layout).
+"""The record each finished run leaves for the workflow (the layout is workflow.layout).
 
 The record, data/raw/<campaign>/<cell-id>/<run-id>.json, not the run directory, is what
 Snakemake tracks: Snakemake deletes a job's outputs before it runs the job, and measured data
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workflow import layout
 from workflow.campaign import expand as campaigns
-from workflow.campaign import layout
-from workflow.campaign.layout import RAW, record_of, record_path, run_dir
 from workflow.files import read_json, write_json
+from workflow.layout import RAW, record_of, record_path, run_dir
 
 RECORD_SCHEMA = 1
 

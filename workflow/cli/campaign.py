@@ -1,6 +1,6 @@
-"""`netstick campaign VERB`: plan a campaign, run one of its runs (what each Snakemake job does),
-summarise it, show where its runs stand, and let failed runs be retried. The parser is in
-main.py."""
+"""`netstick campaign VERB`: plan a campaign, run one run of its written plan (what each
+Snakemake job does), summarise it, show where its runs stand, and let failed runs be retried.
+The parser is in main.py."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
+from workflow import layout
 from workflow.campaign import expand as campaigns
+from workflow.campaign import facts as campaign_facts
 from workflow.campaign import progress, records
+from workflow.files import REPO
 
 
 def plan_from(args: argparse.Namespace) -> campaigns.Plan:
@@ -54,12 +58,27 @@ def _plan(args: argparse.Namespace, plan: campaigns.Plan) -> int:
     return 0
 
 
-def _run_one(args: argparse.Namespace, plan: campaigns.Plan) -> int:
-    run = plan.by_key.get(args.key)
-    if run is None:
-        return _fail(ValueError(f"key {args.key!r} is not a run of campaign {plan.name}"))
+def run_one(args: argparse.Namespace) -> int:
+    """One run of a written plan: its cell as plan.json holds it, never planned again from the
+    campaign file (the plan the Snakefile wrote is what every job measures)."""
+    path: Path = args.plan
+    if path.name != "plan.json":
+        return _fail(ValueError(f"{path}: expected a campaign's plan.json (data/raw/<campaign>/)"))
+    try:
+        doc = layout.read_plan(path.parent)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    entry = next((e for e in doc["runs"] if e.get("key") == args.key), None)
+    if entry is None:
+        return _fail(
+            ValueError(
+                f"{path}: key {args.key!r} is not a run of this plan; plan the campaign again"
+            )
+        )
+    run = campaigns.Run(entry["cell"], entry.get("block") or "")
+    name = str(doc.get("campaign") or path.parent.name)
     code, record = records.execute(
-        run, plan.name, attempt=args.attempt, attempts=args.attempts, raw=args.data_dir / "raw"
+        run, name, attempt=args.attempt, attempts=args.attempts, raw=path.parent.parent
     )
     if record is None:
         retry = "will retry" if args.attempt < args.attempts else "no record written"
@@ -97,8 +116,19 @@ def _reset_failed(args: argparse.Namespace, plan: campaigns.Plan) -> int:
     return 0
 
 
+def facts(args: argparse.Namespace) -> int:
+    """The campaign's facts.json, plan.json and raw-manifest.tsv in its results directory
+    (workflow/campaign/facts/, their one producer), from its written plan and runs."""
+    raw = layout.campaign_dir(args.campaign, args.data_dir / "raw")
+    try:
+        layout.read_plan(raw)
+    except FileNotFoundError as exc:
+        return _fail(exc)
+    print(f"facts: {campaign_facts.write(args.data_dir / 'results' / args.campaign, raw, REPO)}")
+    return 0
+
+
 plan = _planned(_plan)
-run_one = _planned(_run_one)
 summary = _planned(_summary)
 status = _planned(_status)
 reset_failed = _planned(_reset_failed)

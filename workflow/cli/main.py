@@ -3,7 +3,8 @@
 Each subcommand names the function that runs it as "module:function"; the module is imported only
 when that subcommand runs, so `netstick campaign plan` never loads the statistics stack and a
 stage's import error cannot break the other commands. The functions live beside this file, one
-module per stage (campaign.py, contract.py, runs.py, stats.py, report.py, bench/).
+module per stage (campaign.py, contract.py, runs.py, stats.py, report.py, history.py); the
+benches (`netstick bench NAME`) are the modules of workflow/bench/, each with its own options.
 """
 
 from __future__ import annotations
@@ -13,53 +14,23 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from workflow.bench import BENCHES
+from workflow.bench import module as bench_module
+from workflow.bench.options import (
+    DATA,
+    DEFAULT_BINARY,
+    binary_arg,
+    names,
+    positive_int,
+    seconds,
+)
 from workflow.files import REPO
 
-DATA = REPO / "data"
-DEFAULT_BINARY = Path("prototypes/reference/bin/netstick-ref")
 # The transports of the reference prototype (its manifest lists the same; the commands that take
 # --transports check against it when they run).
 REFERENCE_TRANSPORTS = "tcp,udp,kcp,enet,quic,ws,webrtc"
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return int(text)
-
-
-def _seconds(minimum: float, strict: bool) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not (value > minimum if strict else value >= minimum):
-            relation = ">" if strict else ">="
-            raise argparse.ArgumentTypeError(
-                f"expected a number of seconds {relation} {minimum:g}, got {text!r}"
-            )
-        return value
-
-    return parse
-
-
-def _names(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
-    return names
-
-
-def _counts(text: str) -> list[int]:
-    try:
-        counts = [int(p) for p in text.split(",") if p.strip()]
-    except ValueError:
-        counts = []
-    if not counts or any(c < 1 for c in counts):
-        raise argparse.ArgumentTypeError(f"expected counts >= 1 like 50,200; got {text!r}")
-    return counts
 
 
 SubParsers = argparse._SubParsersAction  # type: ignore[type-arg]
@@ -79,12 +50,6 @@ def _campaign_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repetitions", type=int, default=None, help="override repetitions")
     p.add_argument("--duration-s", type=float, default=None, help="override every window")
     p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
-
-
-def _binary_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--binary", type=Path, default=None, help=f"prototype binary (default {DEFAULT_BINARY})"
-    )
 
 
 def _add_contract(sub: SubParsers) -> None:
@@ -147,7 +112,7 @@ def _add_runs(sub: SubParsers) -> None:
         sub,
         "campaign",
         "",
-        "campaigns: plan, run one run (a Snakemake job), summary, status, reset failed runs",
+        "campaigns: plan, run one run (a Snakemake job), summary, status, reset failed runs, facts",
     )
     csub = p.add_subparsers(dest="campaign_cmd", required=True, metavar="VERB")
     q = _command(
@@ -156,9 +121,14 @@ def _add_runs(sub: SubParsers) -> None:
     _campaign_args(q)
     q.add_argument("--write", action="store_true", help="write data/raw/<campaign>/plan.json")
     q = _command(
-        csub, "run-one", "workflow.cli.campaign:run_one", "run one planned run, write its record"
+        csub,
+        "run-one",
+        "workflow.cli.campaign:run_one",
+        "run one run of a written plan (what each Snakemake job does), write its record",
     )
-    _campaign_args(q)
+    q.add_argument(
+        "plan", type=Path, metavar="PLAN.json", help="the campaign's data/raw/<campaign>/plan.json"
+    )
     q.add_argument("key", help="<cell-id>/<run-id> of the plan")
     q.add_argument("--attempt", type=int, default=1, help="this attempt (1-based)")
     q.add_argument("--attempts", type=int, default=1, help="attempts allowed in all")
@@ -185,20 +155,30 @@ def _add_runs(sub: SubParsers) -> None:
         "let the next start retry runs that failed",
     )
     _campaign_args(q)
+    q = _command(
+        csub,
+        "facts",
+        "workflow.cli.campaign:facts",
+        "the campaign's facts once every run has finished: what the runs recorded and the "
+        "checkout and machine that collect the results -> data/results/<campaign>/facts.json "
+        "(with plan.json and raw-manifest.tsv)",
+    )
+    q.add_argument("campaign", help="campaign name: data/raw/<campaign> -> data/results/<campaign>")
+    q.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
 
     p = _command(
         sub, "demo", "workflow.cli.runs:demo", "every transport once on loopback: an RTT/CPU table"
     )
     p.add_argument(
         "--transports",
-        type=_names,
-        default=_names(REFERENCE_TRANSPORTS),
+        type=names,
+        default=names(REFERENCE_TRANSPORTS),
         help=f"comma-separated (default {REFERENCE_TRANSPORTS})",
     )
-    p.add_argument("--players", type=_positive_int, default=20, help="players (default 20)")
-    p.add_argument("--duration-s", type=_seconds(0, True), default=6.0, help="window (default 6)")
+    p.add_argument("--players", type=positive_int, default=20, help="players (default 20)")
+    p.add_argument("--duration-s", type=seconds(0, True), default=6.0, help="window (default 6)")
     p.add_argument("--out-dir", type=Path, help="where runs go (default data/demo/<time>)")
-    _binary_arg(p)
+    binary_arg(p)
 
 
 def _add_stats(sub: SubParsers) -> None:
@@ -254,7 +234,8 @@ def _add_report(sub: SubParsers) -> None:
         sub,
         "report",
         "workflow.cli.report:report",
-        "a campaign's report from its results: figure data, facts, check-list, HTML/PDF, RO-Crate",
+        "a campaign's report from its results and facts (`netstick campaign facts`): figure "
+        "data, check-list, HTML/PDF, RO-Crate",
     )
     p.add_argument("campaign", help="campaign name: data/results/<campaign> -> report/_output/...")
     p.add_argument("--data-dir", type=Path, default=DATA, help="data root (default: data)")
@@ -266,7 +247,7 @@ def _add_report(sub: SubParsers) -> None:
     )
     p.add_argument(
         "--step",
-        choices=("all", "figures", "facts", "checklist", "render", "crate"),
+        choices=("all", "figures", "checklist", "render", "crate"),
         default="all",
         help="only this step (the workflow's rules run them one by one)",
     )
@@ -350,137 +331,37 @@ def _add_report(sub: SubParsers) -> None:
     history_dir(q)
 
 
+class _BenchParser(argparse.ArgumentParser):
+    """A bench's parser: its module adds the options (`arguments`) when the parser is first
+    used, to parse or to show its help, so building netstick's parser imports no benchmark."""
+
+    def __init__(self, *args: Any, module: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._module = module
+
+    def _load(self) -> None:
+        if self._module:
+            module, self._module = self._module, ""
+            importlib.import_module(module).arguments(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self._load()
+        return super().parse_known_args(*args, **kwargs)
+
+    def format_help(self) -> str:
+        self._load()
+        return super().format_help()
+
+
 def _add_bench(sub: SubParsers) -> None:
     p = _command(sub, "bench", "", "the tool measuring itself: writes data/bench/NAME.json")
-    bsub = p.add_subparsers(dest="bench_name", required=True, metavar="NAME")
-    bench = DATA / "bench"
-
-    q = _command(
-        bsub,
-        "prototypes",
-        "workflow.cli.runs:bench_prototypes",
-        "every transport at 50 and 200 players through the harness, against the targets",
+    bsub = p.add_subparsers(
+        dest="bench_name", required=True, metavar="NAME", parser_class=_BenchParser
     )
-    q.add_argument(
-        "--prototype",
-        type=Path,
-        default=None,
-        metavar="MANIFEST",
-        help="the prototype measured (default prototypes/reference/prototype.yaml)",
-    )
-    q.add_argument(
-        "--transports", type=_names, default=None, help="default: every transport of the prototype"
-    )
-    q.add_argument("--players", type=_counts, default=[50, 200], help="default 50,200")
-    q.add_argument("--duration-s", type=_seconds(0, True), default=12.0, help="window (default 12)")
-    q.add_argument("--repetitions", type=_positive_int, default=3, help="runs per cell")
-    q.add_argument("--no-pin", action="store_true", help="do not pin server/client to CPUs 0/1")
-    q.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"default {bench / 'prototypes.json'}, or prototypes-<name>.json for --prototype",
-    )
-    q.add_argument("--raw-dir", type=Path, default=DATA / "raw" / "bench-prototypes")
-    _binary_arg(q)
-
-    q = _command(
-        bsub,
-        "harness",
-        "workflow.cli.runs:bench_harness",
-        "the harness's own costs: overhead per run, monitors, emulator accuracy",
-    )
-    q.add_argument("--out", type=Path, default=bench / "harness.json")
-    q.add_argument("--raw-dir", type=Path, default=DATA / "raw" / "bench-harness")
-    q.add_argument("--repetitions", type=_positive_int, default=3)
-
-    q = _command(
-        bsub,
-        "campaign",
-        "workflow.cli.runs:bench_campaign",
-        "the workflow's costs: the quick campaign's time outside windows, dry runs",
-    )
-    q.add_argument("--out", type=Path, default=bench / "campaign.json")
-
-    q = _command(
-        bsub,
-        "faults",
-        "workflow.cli.runs:bench_faults",
-        "a fault drill on short campaigns: statuses, orphans, runs lost or changed",
-    )
-    q.add_argument("--out", type=Path, default=bench / "faults.json")
-
-    q = _command(
-        bsub,
-        "nightly",
-        "workflow.cli.runs:bench_nightly",
-        "one real night of the nightly campaign: wall time, detectable effects, versions compared",
-    )
-    q.add_argument("--out", type=Path, default=bench / "nightly.json")
-
-    q = _command(
-        bsub,
-        "versions",
-        "workflow.cli.runs:bench_versions",
-        "two published versions of kcp-go and quic-go side by side: ratios with intervals",
-    )
-    q.add_argument("--out", type=Path, default=bench / "versions.json")
-
-    q = _command(
-        bsub,
-        "history",
-        "workflow.cli.bench.history:cli",
-        "identical nights raise no alarm; a night with emulated delay is flagged and confirmed",
-    )
-    q.add_argument("--out", type=Path, default=bench / "history.json")
-    q.add_argument("--work", type=Path, default=DATA / "bench-runs" / "history")
-    q.add_argument("--transports", default="tcp,udp", help="reference transports (default tcp,udp)")
-    q.add_argument("--players", type=_positive_int, default=20)
-    q.add_argument("--repetitions", type=_positive_int, default=6, help="runs per cell and night")
-    q.add_argument("--duration-s", type=_seconds(0, True), default=5.0, help="window (default 5)")
-    q.add_argument("--nights", type=_positive_int, default=5, help="identical nights (default 5)")
-    q.add_argument("--delay-ms", type=float, default=1.0, help="one-way delay of the last night")
-    q.add_argument("--cores", type=_positive_int, default=1, help="snakemake --cores")
-
-    q = _command(
-        bsub,
-        "stats",
-        "workflow.cli.stats:bench_stats",
-        "the statistics stage on synthetic runs against pandas CSV reading",
-    )
-    q.add_argument("--out", type=Path, default=bench / "stats.json")
-    q.add_argument("--work", type=Path, default=DATA / "bench-runs" / "stats")
-    q.add_argument(
-        "--samples",
-        type=_positive_int,
-        default=100_000_000,
-        help="RTT samples of the timed campaign, in runs of 100 000 (default 100 million)",
-    )
-    q.add_argument(
-        "--subset",
-        type=_positive_int,
-        default=10_000_000,
-        help="RTT samples both the pipeline and pandas read (default 10 million)",
-    )
-
-    q = _command(
-        bsub,
-        "report",
-        "workflow.cli.report:bench_report",
-        "time and size of a campaign's report",
-    )
-    q.add_argument("--campaign", default="quick")
-    q.add_argument("--data-dir", type=Path, default=DATA)
-    q.add_argument("--out", type=Path, default=bench / "report.json")
-    q.add_argument("--repeat", type=_positive_int, default=3)
-
-    q = _command(
-        bsub,
-        "show",
-        "workflow.cli.runs:bench_show",
-        "a benchmark's record as the README's Markdown tables",
-    )
-    q.add_argument("file", type=Path, help="data/bench/NAME.json")
+    for name, help_text in BENCHES.items():
+        module = bench_module(name)
+        q = bsub.add_parser(name, help=help_text, description=help_text, module=module)
+        q.set_defaults(target=f"{module}:main")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
-"""`netstick report`, `netstick reanalysis`, `netstick history` and `netstick bench report`. The
-parser is in main.py; every step here is one the workflow's rules run on their own."""
+"""`netstick report`, `netstick reanalysis` and `netstick history compute|render`. The parser is
+in main.py; every step here is one the workflow's rules run on their own."""
 
 from __future__ import annotations
 
@@ -7,42 +7,41 @@ import argparse
 import sys
 from pathlib import Path
 
-from workflow.files import REPO
+# The facts the check-list words are the campaign's (`netstick campaign facts`), not a report step.
+STEPS = ("figures", "checklist", "render", "crate")
 
-STEPS = ("figures", "facts", "checklist", "render", "crate")
 
-
-def _dirs(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+def _dirs(args: argparse.Namespace) -> tuple[Path, Path]:
     data: Path = args.data_dir
-    return (
-        data / "raw" / args.campaign,
-        data / "results" / args.campaign,
-        args.report_dir / args.campaign,
-    )
+    return data / "results" / args.campaign, args.report_dir / args.campaign
 
 
 def report(args: argparse.Namespace) -> int:
-    raw, results, out = _dirs(args)
+    """The report's steps on data/results/<campaign> alone (it reads nothing of data/raw)."""
+    results, out = _dirs(args)
     steps = STEPS if args.step == "all" else (args.step,)
-    needed = [raw / "plan.json"]
+    needed = []
     if {"figures", "render"} & set(steps):
         needed.append(results / "runs.parquet")
+    if "render" in steps:
+        needed.append(results / "plan.json")
     for path in needed:
         if not path.is_file():
             print(
-                f"netstick report: {path} not found; run the campaign and "
-                f"`netstick stats {args.campaign}` first",
+                f"netstick report: {path} not found; run the campaign, "
+                f"`netstick stats {args.campaign}` and `netstick campaign facts {args.campaign}` "
+                "first",
                 file=sys.stderr,
             )
             return 2
     for step in steps:
-        code = _STEP[step](raw, results, out, args)
+        code = _STEP[step](results, out, args)
         if code:
             return code
     return 0
 
 
-def _figures(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int:
+def _figures(results: Path, out: Path, args: argparse.Namespace) -> int:
     from report import figdata
 
     for f in figdata.shape(results):
@@ -50,18 +49,11 @@ def _figures(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> i
     return 0
 
 
-def _facts(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int:
-    from workflow.harness import provenance
-
-    print(f"facts: {provenance.write_facts(results, raw, REPO)}")
-    return 0
-
-
-def _checklist(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int:
+def _checklist(results: Path, out: Path, args: argparse.Namespace) -> int:
     from report import checklist
 
     try:
-        doc = checklist.collect(results, raw, REPO)
+        doc = checklist.collect(results)
     except checklist.FactsMissing as exc:
         print(f"netstick report: {exc}", file=sys.stderr)
         return 2
@@ -69,12 +61,12 @@ def _checklist(raw: Path, results: Path, out: Path, args: argparse.Namespace) ->
     return 0
 
 
-def _render(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int:
+def _render(results: Path, out: Path, args: argparse.Namespace) -> int:
     from report import render
 
     html = out / "index.html"
     pdf = None if args.no_pdf else out / "index.pdf"
-    params = {"results": str(results.resolve()), "raw": str(raw.resolve())}
+    params = {"results": str(results.resolve())}
     try:
         which = render.render(params, html, pdf=pdf)
     except render.RenderError as exc:
@@ -84,7 +76,7 @@ def _render(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> in
     return 0
 
 
-def _crate(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int:
+def _crate(results: Path, out: Path, args: argparse.Namespace) -> int:
     from report import crate
     from workflow.files import read_json
 
@@ -96,13 +88,12 @@ def _crate(raw: Path, results: Path, out: Path, args: argparse.Namespace) -> int
             file=sys.stderr,
         )
         return 2
-    print(f"crate: {crate.write_crate(out, results, raw, artifact)}")
+    print(f"crate: {crate.write_crate(out, results, artifact)}")
     return 0
 
 
 _STEP = {
     "figures": _figures,
-    "facts": _facts,
     "checklist": _checklist,
     "render": _render,
     "crate": _crate,
@@ -130,7 +121,7 @@ def reanalysis_render(args: argparse.Namespace) -> int:
 
 
 def history_compute(args: argparse.Namespace) -> int:
-    from stats import history
+    from stats.history import trends
 
     missing = [str(n / "runs.parquet") for n in args.nights if not (n / "runs.parquet").is_file()]
     if len(args.nights) < 2 or missing:
@@ -140,7 +131,7 @@ def history_compute(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    history.compute(args.nights, args.out)
+    trends.compute(args.nights, args.out)
     print(f"history tables: {args.out}")
     return 0
 
@@ -154,21 +145,4 @@ def history_render(args: argparse.Namespace) -> int:
         print(f"netstick history: {exc}", file=sys.stderr)
         return 1
     print(f"history report: {args.out}")
-    return 0
-
-
-def bench_report(args: argparse.Namespace) -> int:
-    from workflow.cli.bench import report as bench
-
-    try:
-        doc = bench.run(args.campaign, args.data_dir, args.out, args.repeat)
-    except (FileNotFoundError, RuntimeError) as exc:
-        print(f"netstick bench report: {exc}", file=sys.stderr)
-        return 2
-    med = doc["median"]
-    print(
-        f"report of {args.campaign} ({doc['engine']}): {med['total_s']:.1f} s (HTML alone "
-        f"{med['render_html_only_s']:.1f} s), HTML {med['html_bytes'] / 1e6:.2f} MB, PDF "
-        f"{med['pdf_bytes'] / 1e6:.2f} MB -> {args.out}"
-    )
     return 0

@@ -36,7 +36,7 @@ def validate(doc: dict[str, Any], source: str = "cell") -> dict[str, Any]:
             out[key] = copy.deepcopy(prop["default"])
     out["params"] = {k: _param_text(v) for k, v in out["params"].items()}
     # cell_id is the caller's: campaign expansion names its cells, `netstick run-cell` names a
-    # cell file without one (workflow.campaign.layout.derive_cell_id).
+    # cell file without one (workflow.layout.derive_cell_id).
     return out
 
 

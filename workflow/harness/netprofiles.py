@@ -223,7 +223,7 @@ def get_profile(name: str, custom: Mapping[str, Any] | str | Path | None = None)
 
 def custom_name(profile: Mapping[str, Any]) -> str:
     """The name of an inline custom profile: ``custom`` + 8 hex digits of its canonical JSON
-    (the same as the cell id uses, workflow/campaign/layout.py)."""
+    (the same as the cell id uses, workflow/layout.py)."""
     canonical = json.dumps(profile, sort_keys=True)
     return "custom" + hashlib.sha256(canonical.encode()).hexdigest()[:8]
 

@@ -6,7 +6,8 @@
 import shlex
 import subprocess
 
-from prototypes.contract import manifest as manifests
+from prototypes.contract.library_builds import VersionBuildError
+from workflow.harness.builds import build_version
 
 REF = REPO / "prototypes" / "reference"
 REF_BINARY = REF / "bin" / "netstick-ref"
@@ -21,9 +22,11 @@ def _ref_sources():
     return sorted(
         p
         for p in REF.rglob("*")
-        # Tests are not part of the binary: editing one rebuilds nothing.
+        # Tests and their shared support package are not part of the binary: editing one
+        # rebuilds nothing.
         if p.suffix in {".go", ".c", ".h"}
         and "/bin/" not in str(p)
+        and "/transporttest/" not in str(p)
         and not p.name.endswith("_test.go")
     )
 
@@ -36,7 +39,8 @@ rule build_reference:
     output:
         REF_BINARY,
     shell:
-        "cd {REF} && " + REF_BUILD
+        # Braces doubled: Snakemake formats a rule's shell command ({{ is a literal brace).
+        "cd {REF} && " + REF_BUILD.replace("{", "{{").replace("}", "}}")
 
 
 # One rule per other prototype with a build command; params carry the values (a rule body in a
@@ -94,9 +98,9 @@ def _build_before_runs():
     # compiler's message.
     for vb in campaigns.version_builds_of(PLAN):
         try:
-            if manifests.build_version(vb):
+            if build_version(vb):
                 print(f"built {vb.library}@{vb.version}: {vb.executable}", file=sys.stderr)
-        except manifests.VersionBuildError as exc:
+        except VersionBuildError as exc:
             raise WorkflowError(str(exc)) from None
 
 

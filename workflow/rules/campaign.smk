@@ -79,7 +79,10 @@ rule plan:
 
 rule run:
     input:
-        _binary,
+        # The job measures the cell plan.json holds (never planned again). ancient(): a plan
+        # written again (a changed campaign keeps its old plan in plans/) re-runs no finished run.
+        plan=ancient(RAW / "plan.json"),
+        binary=_binary,
     output:
         RAW / "{cell}" / "{run}.json",
     wildcard_constraints:
@@ -93,5 +96,5 @@ rule run:
         attempt=lambda wc, attempt: attempt,
         **_slurm_resources(),
     shell:
-        "{NETSTICK} campaign run-one {CAMPAIGN} {wildcards.cell}/{wildcards.run} {PLAN_ARGS} "
+        "{NETSTICK} campaign run-one {input.plan} {wildcards.cell}/{wildcards.run} "
         "--attempt {resources.attempt} --attempts {ATTEMPTS}"

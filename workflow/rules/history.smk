@@ -62,7 +62,7 @@ rule confirm_rerun:
         REGRESSIONS,
     run:
         doc = json.loads(Path(input[0]).read_text())
-        # stats.history.confirm_name: each night's re-run is a campaign of its own.
+        # workflow.campaign.confirm.confirm_name: each night's re-run is a campaign of its own.
         name = f"{PLAN.name}-confirm-{doc['night_id']}"
         rerun = DATA / "results" / name
         if any(c["suspected"] for c in doc["cells"]):

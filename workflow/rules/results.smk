@@ -49,17 +49,21 @@ rule figure_data:
         "{NETSTICK} report {PLAN.name} --data-dir {DATA} --step figures"
 
 
-# Facts of the checkout and this machine (git, lock files, software, disk); after the stats so
-# that the disk use counts their tables.
+# The campaign's facts (workflow/campaign/facts/): what every run recorded, so only once every
+# planned run has its record, and the checkout and this machine (git, lock files, software, disk);
+# after the stats so that the disk use counts their tables. With them the plan and a checksum
+# manifest of the raw data, so that the report reads nothing of data/raw.
 rule facts:
     input:
-        RESULTS / "runs.parquet",
-        RESULTS / "cells.csv",
-        RESULTS / "findings.json",
+        plan=RAW / "plan.json",
+        records=_records,
+        stats=[RESULTS / "runs.parquet", RESULTS / "cells.csv", RESULTS / "findings.json"],
     output:
         RESULTS / "facts.json",
+        RESULTS / "plan.json",
+        RESULTS / "raw-manifest.tsv",
     shell:
-        "{NETSTICK} report {PLAN.name} --data-dir {DATA} --step facts"
+        "{NETSTICK} campaign facts {PLAN.name} --data-dir {DATA}"
 
 
 rule artifact:
@@ -82,7 +86,7 @@ rule render_report:
         findings=RESULTS / "findings.json",
         figures=RESULTS / "figures" / "manifest.json",
         artifact=RESULTS / "artifact.json",
-        plan=RAW / "plan.json",
+        plan=RESULTS / "plan.json",
     output:
         html=REPORT,
         pdf=REPORT_PDF,
@@ -94,6 +98,8 @@ rule crate:
     input:
         REPORT,
         RESULTS / "artifact.json",
+        RESULTS / "plan.json",
+        RESULTS / "raw-manifest.tsv",
     output:
         REPORT_CRATE,
     shell:

@@ -7,9 +7,12 @@ import itertools
 import signal
 import time
 from collections import defaultdict
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from prototypes.contract import lines
+from prototypes.contract.argv import client_argvs, server_argv
 from prototypes.contract.checklogs import check_library_versions
 from prototypes.contract.conformance.session import (
     BAD_ARGS_WAIT_S,
@@ -40,18 +43,16 @@ from prototypes.contract.conformance.session import (
     stop_server,
     wait_exit,
 )
-from prototypes.contract.logs import read_events_csv, read_rtt_csv
-from prototypes.contract.manifest import (
-    client_argvs,
-    contract_workloads,
-    server_argv,
-)
+from prototypes.contract.logs import parse_detail, read_events_csv, read_rtt_csv
+from prototypes.contract.manifest import contract_workloads
 from prototypes.contract.processes import (
     LOOPBACK,
     Child,
     pick_free_port,
     signal_group,
 )
+
+_T = TypeVar("_T")
 
 # Checks fed by the runs' logs besides run-<workload> itself.
 RUN_CHECKS = ("rtt-kinds", "probes-events", "player-events", "library-versions")
@@ -133,83 +134,91 @@ def _players_text(players: list[int]) -> str:
     )
 
 
-def _check_rtt_kinds(s: Session, log_dir: Path, workload: str,
-                     clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
+_Clients = list[tuple[Child, int, int]]  # (client process, first player, players)
+
+
+def _client_logs(
+    s: Session,
+    check: str,
+    log_dir: Path,
+    workload: str,
+    clients: _Clients,
+    suffix: str,
+    read: Callable[[Path], _T],
+) -> Iterator[tuple[str, _T, range]]:
+    """(file name, contents, players) of each client's log file of one kind (suffix, e.g.
+    "rtt.csv"); a file that cannot be read fails the check and is skipped."""
     for child, first, count in clients:
-        path = log_dir / f"{child.name}.rtt.csv"
+        path = log_dir / f"{child.name}.{suffix}"
         try:
-            rtt = read_rtt_csv(path)
+            contents = read(path)
         except (OSError, ValueError) as exc:
-            s.fail("rtt-kinds", f"{workload}: cannot read {path.name}: {exc}")
+            s.fail(check, f"{workload}: cannot read {path.name}: {exc}")
             continue
+        yield path.name, contents, range(first, first + count)
+
+
+def _missing(players: range, have: Collection[int]) -> str | None:
+    """The players not in have, as words; None when none is missing."""
+    missing = [p for p in players if p not in have]
+    return _players_text(missing) if missing else None
+
+
+def _check_rtt_kinds(s: Session, log_dir: Path, workload: str, clients: _Clients) -> None:
+    logs = _client_logs(s, "rtt-kinds", log_dir, workload, clients, "rtt.csv", read_rtt_csv)
+    for name, rtt, players in logs:
         for kind in ("net", "app"):
-            have = {int(p) for p in rtt.player[rtt.kind == kind]}
-            missing = [p for p in range(first, first + count) if p not in have]
-            if missing:
+            if who := _missing(players, {int(p) for p in rtt.player[rtt.kind == kind]}):
                 s.fail(
                     "rtt-kinds",
-                    f"{workload}: {path.name} has no rows of kind {kind} for player(s) "
-                    f"{_players_text(missing)} (probes at the default -probe-hz 10 for "
-                    f"{s.duration_s:g} s)",
+                    f"{workload}: {name} has no rows of kind {kind} for player(s) {who} (probes "
+                    f"at the default -probe-hz 10 for {s.duration_s:g} s)",
                 )
     if "rtt-kinds" not in s.violations:
         s.ok("rtt-kinds", "net and app rows for every player")
 
 
-def _check_probes_events(s: Session, log_dir: Path, workload: str,
-                         clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
-    for child, first, count in clients:
-        path = log_dir / f"{child.name}.events.csv"
-        try:
-            rows = read_events_csv(path)
-        except (OSError, ValueError) as exc:
-            s.fail("probes-events", f"{workload}: cannot read {path.name}: {exc}")
-            continue
+def _check_probes_events(s: Session, log_dir: Path, workload: str, clients: _Clients) -> None:
+    logs = _client_logs(
+        s, "probes-events", log_dir, workload, clients, "events.csv", read_events_csv
+    )
+    for name, rows, players in logs:
         seen: dict[tuple[int, str], int] = defaultdict(int)
         for row in rows:
             if row["event"] == "probes" and row["player"].isdigit():
-                kind = dict(w.partition("=")[::2] for w in row["detail"].split()).get("kind", "")
-                seen[(int(row["player"]), kind)] += 1
+                seen[(int(row["player"]), parse_detail(row["detail"]).get("kind", ""))] += 1
         for kind in ("net", "app"):
-            players = range(first, first + count)
-            missing = [p for p in players if seen[(p, kind)] == 0]
-            repeated = [p for p in players if seen[(p, kind)] > 1]
-            if missing:
+            if who := _missing(players, {p for (p, k) in seen if k == kind}):
                 s.fail(
                     "probes-events",
-                    f"{workload}: {path.name} has no probes event with kind={kind} for "
-                    f"player(s) {_players_text(missing)}; one is written per player and kind "
-                    "at exit",
+                    f"{workload}: {name} has no probes event with kind={kind} for player(s) "
+                    f"{who}; one is written per player and kind at exit",
                 )
+            repeated = [p for p in players if seen[(p, kind)] > 1]
             if repeated:
                 s.fail(
                     "probes-events",
-                    f"{workload}: {path.name} has several probes events with kind={kind} for "
+                    f"{workload}: {name} has several probes events with kind={kind} for "
                     f"player(s) {_players_text(repeated)}; expected one at exit",
                 )
     if "probes-events" not in s.violations:
         s.ok("probes-events", "one per player and kind")
 
 
-def _check_player_events(s: Session, log_dir: Path, workload: str,
-                         clients: list[tuple[Child, int, int]]) -> None:  # fmt: skip
+def _check_player_events(s: Session, log_dir: Path, workload: str, clients: _Clients) -> None:
     """Every player of a client that ran its course connected and loaded the world, once."""
-    for child, first, count in clients:
-        path = log_dir / f"{child.name}.events.csv"
-        try:
-            rows = read_events_csv(path)
-        except (OSError, ValueError) as exc:
-            s.fail("player-events", f"{workload}: cannot read {path.name}: {exc}")
-            continue
+    logs = _client_logs(
+        s, "player-events", log_dir, workload, clients, "events.csv", read_events_csv
+    )
+    for name, rows, players in logs:
         for event in ("connect", "world_loaded"):
             have = {int(r["player"]) for r in rows if r["event"] == event and r["player"].isdigit()}
-            missing = [p for p in range(first, first + count) if p not in have]
-            if missing:
+            if who := _missing(players, have):
                 s.fail(
                     "player-events",
-                    f"{workload}: {path.name} has no {event} event for player(s) "
-                    f"{_players_text(missing)}; every connected player logs one, whatever the "
-                    "workload (world_loaded with objects=0 for an empty world)",
+                    f"{workload}: {name} has no {event} event for player(s) {who}; every "
+                    "connected player logs one, whatever the workload (world_loaded with "
+                    "objects=0 for an empty world)",
                 )
     if "player-events" not in s.violations:
         s.ok("player-events", "connect and world_loaded for every player")

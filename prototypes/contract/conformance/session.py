@@ -16,14 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from prototypes.contract import lines
+from prototypes.contract.argv import optional_flag_args, process_env, server_argv
 from prototypes.contract.checklogs import check_log_dir
 from prototypes.contract.columns import SCHEMA_VERSION
-from prototypes.contract.manifest import (
-    Manifest,
-    optional_flag_args,
-    process_env,
-    server_argv,
-)
+from prototypes.contract.manifest import Manifest
 from prototypes.contract.processes import (
     LOOPBACK,
     Child,

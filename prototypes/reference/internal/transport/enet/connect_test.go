@@ -59,7 +59,7 @@ func TestDialGivesUpAtTheBudgetEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 1800*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := tr.Dial(ctx, freeAddr(t), newSink())
+	_, err := tr.Dial(ctx, transporttest.FreeAddr(t), &transporttest.Recorder{})
 	took := time.Since(start)
 	if !errors.Is(err, transport.ErrConnect) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("dial to a silent port: %v", err)
@@ -95,9 +95,9 @@ func TestLostVerifyAckIsResentAtOnce(t *testing.T) {
 // retransmission timer starts from it (ns_seed_rtt).
 func TestConnectSeedsTheRoundTrip(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
-	relay := transporttest.NewRelay(t, ln.Addr(), func(int, int, time.Duration) bool { return false }, oneWay)
-	c := dial(t, tr, relay.Addr, newSink())
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	relay := transporttest.NewRelay(t, addr, func(int, int, time.Duration) bool { return false }, oneWay)
+	c := transporttest.Dial(t, tr, relay.Addr, &transporttest.Recorder{})
 	rtt, ok := c.(transport.RTTEstimator).LibRTT()
 	if !ok || rtt < 2*oneWay || rtt > 2*oneWay+50*time.Millisecond {
 		t.Fatalf("round-trip estimate %v (ok %v) right after the connect, want the handshake's, about %v", rtt, ok, 2*oneWay)
@@ -108,7 +108,7 @@ func TestConnectSeedsTheRoundTrip(t *testing.T) {
 func TestDialWithoutDeadlineIsOneAttempt(t *testing.T) {
 	tr := newT(t, transport.Options{"timeout_ms": "300"})
 	start := time.Now()
-	_, err := tr.Dial(t.Context(), freeAddr(t), newSink())
+	_, err := tr.Dial(t.Context(), transporttest.FreeAddr(t), &transporttest.Recorder{})
 	if err == nil || !strings.Contains(err.Error(), "no answer from the server within 300 ms") {
 		t.Fatalf("dial to a silent port: %v", err)
 	}

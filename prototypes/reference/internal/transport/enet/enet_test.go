@@ -22,142 +22,45 @@ import (
 	"netstick/prototypes/reference/internal/transport/transporttest"
 )
 
-func newT(t *testing.T, opts transport.Options) *Transport {
-	t.Helper()
-	tr, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+func newT(t *testing.T, opts transport.Options) transport.Transport {
+	return transporttest.New(t, "enet", opts)
 }
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport { return newT(t, nil) })
+	transporttest.Run(t, "enet", nil)
 }
 
 func TestRegistered(t *testing.T) {
-	tr, err := transport.New("enet", transport.Options{"max_peers": "64", "throttle": "false"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := transporttest.New(t, "enet", transport.Options{"max_peers": "64", "throttle": "false"})
 	if c := tr.Caps(); !c.NativeReliable || !c.NativeUnreliable || c.MaxReliableBytes != 16<<20 || c.MaxUnreliableBytes != 64<<10 {
 		t.Fatalf("caps %+v", c)
 	}
 }
 
 func TestOptionErrorsNameTheKey(t *testing.T) {
-	for _, tc := range []struct{ key, val string }{
+	transporttest.OptionErrorsNameTheKey(t, "enet", [][2]string{
 		{"max_peers", "4096"}, {"max_peers", "0"}, {"sockbuf", "-1"}, {"timeout_ms", "abc"},
 		{"timeout_ms", "50"}, {"linger_ms", "x"}, {"throttle", "maybe"}, {"bogus", "1"},
-	} {
-		_, err := New(transport.Options{tc.key: tc.val})
-		if err == nil || !strings.Contains(err.Error(), tc.key) {
-			t.Errorf("%s=%s: got %v, want an error naming %s", tc.key, tc.val, err, tc.key)
-		}
-	}
-	tr := newT(t, transport.Options{"max_peers": "4095", "sockbuf": "0", "timeout_ms": "1000", "linger_ms": "0", "throttle": "false"})
+	})
+	tr := newT(t, transport.Options{"max_peers": "4095", "sockbuf": "0", "timeout_ms": "1000", "linger_ms": "0", "throttle": "false"}).(*Transport)
 	if tr.maxPeers != 4095 || tr.sockbuf != 0 || tr.timeoutMS != 1000 || tr.linger != 0 || tr.throttle {
 		t.Fatalf("options not applied: %+v", tr)
 	}
 }
 
-// echo echoes every message on its channel and counts connection events.
-type echo struct {
-	connected, disconnected atomic.Int64
-	mu                      sync.Mutex
-	conns                   []transport.Conn
-}
-
-func (e *echo) Connected(c transport.Conn) {
-	e.connected.Add(1)
-	e.mu.Lock()
-	e.conns = append(e.conns, c)
-	e.mu.Unlock()
-}
-func (e *echo) Received(c transport.Conn, ch transport.Channel, msg []byte) { _ = c.Send(ch, msg) }
-func (e *echo) Disconnected(transport.Conn, error)                          { e.disconnected.Add(1) }
-
-// sink records copies of what a client receives.
-type sink struct {
-	mu    sync.Mutex
-	got   map[transport.Channel][][]byte
-	onMsg func(c transport.Conn, msg []byte)
-	disc  chan error
-}
-
-func newSink() *sink {
-	return &sink{got: map[transport.Channel][][]byte{}, disc: make(chan error, 1)}
-}
-func (s *sink) Connected(transport.Conn) {}
-func (s *sink) Received(c transport.Conn, ch transport.Channel, msg []byte) {
-	if s.onMsg != nil {
-		s.onMsg(c, msg)
-		return
-	}
-	s.mu.Lock()
-	s.got[ch] = append(s.got[ch], bytes.Clone(msg))
-	s.mu.Unlock()
-}
-func (s *sink) Disconnected(_ transport.Conn, err error) { s.disc <- err }
-func (s *sink) count(ch transport.Channel) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.got[ch])
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	u, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := u.LocalAddr().String()
-	_ = u.Close()
-	return addr
-}
-
-func listen(t *testing.T, tr *Transport, h transport.Handler) transport.Listener {
-	t.Helper()
-	ln, err := tr.Listen("127.0.0.1:0", h)
+func TestMessagesAndLibRTT(t *testing.T) {
+	tr := newT(t, nil)
+	srv := &transporttest.Recorder{Echo: true}
+	ln, err := tr.Listen("127.0.0.1:0", srv) // the listener must report the port it got
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ln.Close() })
-	return ln
-}
-
-func dial(t *testing.T, tr *Transport, addr string, h transport.Handler) transport.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := tr.Dial(ctx, addr, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-func TestMessagesAndLibRTT(t *testing.T) {
-	tr := newT(t, nil)
-	srv := &echo{}
-	ln := listen(t, tr, srv)
 	if !strings.HasPrefix(ln.Addr(), "127.0.0.1:") || strings.HasSuffix(ln.Addr(), ":0") {
 		t.Fatalf("listener address %q", ln.Addr())
 	}
-	s := newSink()
-	c := dial(t, tr, ln.Addr(), s)
+	s := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, ln.Addr(), s)
 	if _, ok := c.(transport.RTTEstimator).LibRTT(); !ok {
 		t.Fatal("client LibRTT unknown right after connect")
 	}
@@ -171,22 +74,20 @@ func TestMessagesAndLibRTT(t *testing.T) {
 	if err := c.Send(transport.Unreliable, big); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "echoes", func() bool { return s.count(transport.Reliable) == 2 && s.count(transport.Unreliable) == 1 })
-	s.mu.Lock()
-	if len(s.got[transport.Reliable][0]) != 0 || string(s.got[transport.Reliable][1]) != "x" || !bytes.Equal(s.got[transport.Unreliable][0], big) {
+	transporttest.WaitFor(t, "echoes", 5*time.Second, func() bool { return s.Count(transport.Reliable) == 2 && s.Count(transport.Unreliable) == 1 })
+	rel, unrel := s.Messages(transport.Reliable), s.Messages(transport.Unreliable)
+	if len(rel[0]) != 0 || string(rel[1]) != "x" || !bytes.Equal(unrel[0], big) {
 		t.Fatal("echo mismatch")
 	}
-	s.mu.Unlock()
 	for i := range 50 {
 		_ = c.Send(transport.Reliable, []byte{byte(i)})
 	}
-	waitUntil(t, "reliable echoes", func() bool { return s.count(transport.Reliable) == 52 })
+	transporttest.WaitFor(t, "reliable echoes", 5*time.Second, func() bool { return s.Count(transport.Reliable) == 52 })
 	time.Sleep(150 * time.Millisecond) // one LibRTT refresh
 	rtt, ok := c.(transport.RTTEstimator).LibRTT()
-	srv.mu.Lock()
-	srtt, sok := srv.conns[0].(transport.RTTEstimator).LibRTT()
-	remote := srv.conns[0].RemoteAddr()
-	srv.mu.Unlock()
+	sc := <-srv.Conns()
+	srtt, sok := sc.(transport.RTTEstimator).LibRTT()
+	remote := sc.RemoteAddr()
 	t.Logf("LibRTT client %v server %v (ms resolution); server sees %s", rtt, srtt, remote)
 	if !ok || !sok || rtt < time.Millisecond || rtt > 600*time.Millisecond || srtt < time.Millisecond {
 		t.Fatalf("LibRTT client %v %v server %v %v", rtt, ok, srtt, sok)
@@ -198,8 +99,8 @@ func TestMessagesAndLibRTT(t *testing.T) {
 
 func TestTooLarge(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
-	c := dial(t, tr, ln.Addr(), newSink())
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	c := transporttest.Dial(t, tr, addr, &transporttest.Recorder{})
 	if err := c.Send(transport.Unreliable, make([]byte, 64<<10+1)); !errors.Is(err, transport.ErrTooLarge) {
 		t.Fatalf("unreliable 64 KiB+1: %v", err)
 	}
@@ -213,9 +114,9 @@ func TestTooLarge(t *testing.T) {
 
 func TestBigReliableBurst(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
-	s := newSink()
-	c := dial(t, tr, ln.Addr(), s)
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	s := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, s)
 	const n, size = 64, 64 << 10 // a 4 MiB snapshot burst
 	for i := range n {
 		m := bytes.Repeat([]byte{byte(i)}, size)
@@ -224,11 +125,9 @@ func TestBigReliableBurst(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	waitUntil(t, "burst echo", func() bool { return s.count(transport.Reliable) == n })
+	transporttest.WaitFor(t, "burst echo", 5*time.Second, func() bool { return s.Count(transport.Reliable) == n })
 	t.Logf("4 MiB reliable burst echoed in %v", time.Since(start))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, m := range s.got[transport.Reliable] {
+	for i, m := range s.Messages(transport.Reliable) {
 		if len(m) != size || m[0] != byte(i) || m[size-1] != byte(i) {
 			t.Fatalf("message %d corrupted or out of order", i)
 		}
@@ -240,7 +139,7 @@ func TestDialCancelled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := tr.Dial(ctx, freeAddr(t), newSink())
+	_, err := tr.Dial(ctx, transporttest.FreeAddr(t), &transporttest.Recorder{})
 	if !errors.Is(err, transport.ErrConnect) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
@@ -251,23 +150,18 @@ func TestDialCancelled(t *testing.T) {
 
 func TestCloseInsideHandler(t *testing.T) {
 	tr := newT(t, nil)
-	srv := &echo{}
-	ln := listen(t, tr, srv)
-	s := newSink()
-	s.onMsg = func(c transport.Conn, _ []byte) { _ = c.Close() } // must not deadlock
-	c := dial(t, tr, ln.Addr(), s)
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	s := &transporttest.Recorder{}
+	s.OnReceive = func(c transport.Conn, _ transport.Channel, _ []byte) { _ = c.Close() } // must not deadlock
+	c := transporttest.Dial(t, tr, addr, s)
 	if err := c.Send(transport.Reliable, []byte("bye")); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-s.disc:
-		if err != nil {
-			t.Fatalf("local close reported %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no Disconnected after Close inside Received")
+	if err := s.NextReason(t, "client after Close inside Received", 5*time.Second); err != nil {
+		t.Fatalf("local close reported %v", err)
 	}
-	waitUntil(t, "server disconnect", func() bool { return srv.disconnected.Load() == 1 })
+	transporttest.WaitFor(t, "server disconnect", 5*time.Second, func() bool { return srv.NumDisconnected() == 1 })
 	if err := c.Send(transport.Reliable, []byte("x")); !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("send after close: %v", err)
 	}
@@ -275,25 +169,18 @@ func TestCloseInsideHandler(t *testing.T) {
 
 func TestServerSideClose(t *testing.T) {
 	tr := newT(t, nil)
-	srv := &echo{}
-	ln := listen(t, tr, srv)
-	s := newSink()
-	_ = dial(t, tr, ln.Addr(), s)
-	waitUntil(t, "connection", func() bool { return srv.connected.Load() == 1 })
-	srv.mu.Lock()
-	sc := srv.conns[0]
-	srv.mu.Unlock()
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	s := &transporttest.Recorder{}
+	_ = transporttest.Dial(t, tr, addr, s)
+	transporttest.WaitFor(t, "connection", 5*time.Second, func() bool { return srv.NumConnected() == 1 })
+	sc := <-srv.Conns()
 	_ = sc.Close()
-	select {
-	case err := <-s.disc:
-		if err == nil || !strings.Contains(err.Error(), "closed") {
-			t.Fatalf("client got %v, want peer closed", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("client not told")
+	if err := s.NextReason(t, "client", 5*time.Second); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("client got %v, want peer closed", err)
 	}
-	if srv.disconnected.Load() != 1 {
-		t.Fatalf("server Disconnected calls: %d", srv.disconnected.Load())
+	if srv.NumDisconnected() != 1 {
+		t.Fatalf("server Disconnected calls: %d", srv.NumDisconnected())
 	}
 	if err := sc.Send(transport.Reliable, []byte("x")); !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("send after close: %v", err)
@@ -306,7 +193,7 @@ func TestManyPlayersUnreliableEcho(t *testing.T) {
 	const players, hz, size, dur = 100, 60, 100, 2 * time.Second
 	before := runtime.NumGoroutine()
 	tr := newT(t, nil)
-	srv := &echo{}
+	srv := &transporttest.Recorder{Echo: true}
 	ln, err := tr.Listen("127.0.0.1:0", srv)
 	if err != nil {
 		t.Fatal(err)
@@ -317,8 +204,8 @@ func TestManyPlayersUnreliableEcho(t *testing.T) {
 	var sent atomic.Int64
 	conns := make([]transport.Conn, players)
 	for i := range players {
-		s := newSink()
-		s.onMsg = func(_ transport.Conn, msg []byte) {
+		s := &transporttest.Recorder{}
+		s.OnReceive = func(_ transport.Conn, _ transport.Channel, msg []byte) {
 			if len(msg) != size {
 				return
 			}
@@ -334,7 +221,7 @@ func TestManyPlayersUnreliableEcho(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "all players connected", func() bool { return srv.connected.Load() == players })
+	transporttest.WaitFor(t, "all players connected", 5*time.Second, func() bool { return srv.NumConnected() == players })
 	var wg sync.WaitGroup
 	stop := time.Now().Add(dur)
 	for i, c := range conns {
@@ -376,11 +263,11 @@ func TestManyPlayersUnreliableEcho(t *testing.T) {
 	for _, c := range conns {
 		_ = c.Close()
 	}
-	waitUntil(t, "server to see every disconnect", func() bool { return srv.disconnected.Load() == players })
+	transporttest.WaitFor(t, "server to see every disconnect", 5*time.Second, func() bool { return srv.NumDisconnected() == players })
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
+	transporttest.WaitFor(t, "goroutines to end", 5*time.Second, func() bool { return runtime.NumGoroutine() <= before+2 })
 }
 
 func ExampleNew() {
@@ -392,7 +279,7 @@ func ExampleNew() {
 // stall blocks the server's host goroutine inside Received until released, so the
 // server stops acknowledging as if it had vanished.
 type stall struct {
-	echo
+	transporttest.Recorder
 	release chan struct{}
 }
 
@@ -401,7 +288,7 @@ func (s *stall) Received(c transport.Conn, ch transport.Channel, msg []byte) {
 		<-s.release
 		return
 	}
-	s.echo.Received(c, ch, msg)
+	s.Recorder.Received(c, ch, msg)
 }
 
 // A server that stops acknowledging right after the connect is noticed after
@@ -409,15 +296,15 @@ func (s *stall) Received(c transport.Conn, ch transport.Channel, msg []byte) {
 // its first messages' acknowledgements: client.budgetTimeoutMS).
 func TestVanishedPeerTimesOut(t *testing.T) {
 	tr := newT(t, transport.Options{"timeout_ms": "500", "throttle": "false"})
-	srv := &stall{release: make(chan struct{})}
-	ln := listen(t, tr, srv)
-	defer close(srv.release) // before ln.Close (cleanup) runs
-	s := newSink()
+	srv := &stall{Recorder: transporttest.Recorder{Echo: true}, release: make(chan struct{})}
+	_, addr := transporttest.Listen(t, tr, srv)
+	defer close(srv.release) // before the listener's Close (a cleanup) runs
+	s := &transporttest.Recorder{}
 	const budget = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	start := time.Now()
-	c, err := tr.Dial(ctx, ln.Addr(), s)
+	c, err := tr.Dial(ctx, addr, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +313,7 @@ func TestVanishedPeerTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-s.disc:
+	case err := <-s.Reasons():
 		took := time.Since(start)
 		t.Logf("client gave up after %v: %v", took, err)
 		if err == nil || !strings.Contains(err.Error(), "timed out") {
@@ -444,11 +331,11 @@ func TestVanishedPeerTimesOut(t *testing.T) {
 // and keep serving.
 func TestGarbageDatagrams(t *testing.T) {
 	tr := newT(t, nil)
-	srv := &echo{}
-	ln := listen(t, tr, srv)
-	s := newSink()
-	c := dial(t, tr, ln.Addr(), s)
-	raddr, err := net.ResolveUDPAddr("udp4", ln.Addr())
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	s := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, s)
+	raddr, err := net.ResolveUDPAddr("udp4", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,37 +360,32 @@ func TestGarbageDatagrams(t *testing.T) {
 	if err := c.Send(transport.Reliable, []byte("still alive")); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "echo after garbage", func() bool { return s.count(transport.Reliable) == 1 })
-	if n := srv.connected.Load(); n != 1 {
+	transporttest.WaitFor(t, "echo after garbage", 5*time.Second, func() bool { return s.Count(transport.Reliable) == 1 })
+	if n := srv.NumConnected(); n != 1 {
 		t.Logf("server saw %d connections (garbage can look like a connect)", n)
 	}
 }
 
 func TestListenerCloseReportsAll(t *testing.T) {
 	tr := newT(t, nil)
-	srv := &echo{}
+	srv := &transporttest.Recorder{Echo: true}
 	ln, err := tr.Listen("127.0.0.1:0", srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sinks := make([]*sink, 5)
+	sinks := make([]*transporttest.Recorder, 5)
 	for i := range sinks {
-		sinks[i] = newSink()
-		_ = dial(t, tr, ln.Addr(), sinks[i])
+		sinks[i] = &transporttest.Recorder{}
+		_ = transporttest.Dial(t, tr, ln.Addr(), sinks[i])
 	}
-	waitUntil(t, "connections", func() bool { return srv.connected.Load() == 5 })
+	transporttest.WaitFor(t, "connections", 5*time.Second, func() bool { return srv.NumConnected() == 5 })
 	_ = ln.Close()
-	if d := srv.disconnected.Load(); d != 5 {
+	if d := srv.NumDisconnected(); d != 5 {
 		t.Fatalf("Listener.Close returned after %d of 5 Disconnected calls", d)
 	}
 	for i, s := range sinks {
-		select {
-		case err := <-s.disc:
-			if err == nil || !strings.Contains(err.Error(), "shut down") {
-				t.Fatalf("client %d: %v", i, err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("client %d not told", i)
+		if err := s.NextReason(t, fmt.Sprintf("client %d", i), 5*time.Second); err == nil || !strings.Contains(err.Error(), "shut down") {
+			t.Fatalf("client %d: %v", i, err)
 		}
 	}
 }
@@ -520,9 +402,9 @@ func sentDatagrams(h *host) uint32 {
 // datagram per echo, where a plain enet_host_service loop sends two.
 func TestAckRidesWithEcho(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
-	s := newSink()
-	c := dial(t, tr, ln.Addr(), s)
+	ln, _ := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	s := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, ln.Addr(), s)
 	l := ln.(*listener)
 	time.Sleep(50 * time.Millisecond)
 	before := sentDatagrams(l.h)
@@ -533,7 +415,7 @@ func TestAckRidesWithEcho(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond) // one message per service pass
 	}
-	waitUntil(t, "echoes", func() bool { return s.count(transport.Reliable) == n })
+	transporttest.WaitFor(t, "echoes", 5*time.Second, func() bool { return s.Count(transport.Reliable) == n })
 	got := sentDatagrams(l.h) - before
 	t.Logf("server sent %d datagrams for %d reliable echoes", got, n)
 	if got > n+n/5 {
@@ -560,12 +442,12 @@ func (p *pinger) Disconnected(transport.Conn, error) {}
 
 func TestSendFromHandlers(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
 	for _, ch := range []transport.Channel{transport.Reliable, transport.Unreliable} {
 		p := &pinger{done: make(chan struct{})}
 		const n = 2000
 		p.left.Store(n)
-		c := dial(t, tr, ln.Addr(), p)
+		c := transporttest.Dial(t, tr, addr, p)
 		start := time.Now()
 		if err := c.Send(ch, []byte("ping")); err != nil {
 			t.Fatal(err)
@@ -585,8 +467,8 @@ func TestSendFromHandlers(t *testing.T) {
 // ENet's retransmission timer for the message.
 func TestSendArmsRetransmitTimer(t *testing.T) {
 	tr := newT(t, nil)
-	ln := listen(t, tr, &echo{})
-	c := dial(t, tr, ln.Addr(), newSink())
+	ln, _ := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	c := transporttest.Dial(t, tr, ln.Addr(), &transporttest.Recorder{})
 	cc, l := c.(*conn), ln.(*listener)
 	time.Sleep(100 * time.Millisecond) // nothing in flight: the client host sleeps long
 	// Hold the server's host lock so that nothing is acknowledged meanwhile.

@@ -18,24 +18,16 @@ import (
 	"netstick/prototypes/reference/internal/transport/transporttest"
 )
 
-func mk(t *testing.T, opts transport.Options) *Transport {
-	t.Helper()
-	tr, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+func mk(t *testing.T, opts transport.Options) transport.Transport {
+	return transporttest.New(t, "kcp", opts)
 }
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport { return mk(t, nil) })
+	transporttest.Run(t, "kcp", nil)
 }
 
 func TestRegisteredAndCaps(t *testing.T) {
-	tr, err := transport.New("kcp", transport.Options{"mtu": "1400", "rcvwnd": "128"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := transporttest.New(t, "kcp", transport.Options{"mtu": "1400", "rcvwnd": "128"})
 	caps := tr.Caps()
 	if !caps.NativeReliable || caps.NativeUnreliable {
 		t.Fatalf("caps %+v", caps)
@@ -49,73 +41,19 @@ func TestRegisteredAndCaps(t *testing.T) {
 }
 
 func TestOptionErrorsNameTheKey(t *testing.T) {
-	for _, tc := range []struct{ key, val string }{
+	transporttest.OptionErrorsNameTheKey(t, "kcp", [][2]string{
 		{"nodelay", "2"}, {"interval_ms", "x"}, {"resend", "-1"}, {"nc", "yes"}, {"sndwnd", "0"},
 		{"rcvwnd", "70000"}, {"mtu", "20"}, {"timeout_ms", "10"}, {"sockbuf", "-5"}, {"bogus", "1"},
-	} {
-		_, err := New(transport.Options{tc.key: tc.val})
-		if err == nil || !strings.Contains(err.Error(), tc.key) {
-			t.Errorf("option %s=%s: error %v does not name the key", tc.key, tc.val, err)
-		}
-	}
+	})
 }
 
-// events counts callbacks, optionally echoing, and records the last message.
-type events struct {
-	connected, disconnected, received atomic.Int64
-	echo                              bool
-	mu                                sync.Mutex
-	last                              []byte
-	lastCh                            transport.Channel
-	lastErr                           error
-}
-
-func (e *events) Connected(transport.Conn) { e.connected.Add(1) }
-func (e *events) Received(c transport.Conn, ch transport.Channel, msg []byte) {
-	e.mu.Lock()
-	e.last, e.lastCh = bytes.Clone(msg), ch
-	e.mu.Unlock()
-	e.received.Add(1)
-	if e.echo {
-		_ = c.Send(ch, msg)
-	}
-}
-func (e *events) Disconnected(_ transport.Conn, err error) {
-	e.mu.Lock()
-	e.lastErr = err
-	e.mu.Unlock()
-	e.disconnected.Add(1)
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+// setup connects one player to an echoing server.
+func setup(t *testing.T, opts transport.Options) (tr transport.Transport, srv *transporttest.Recorder, ln transport.Listener, cli *transporttest.Recorder, c transport.Conn) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func setup(t *testing.T, opts transport.Options) (*Transport, *events, transport.Listener, *events, transport.Conn) {
-	t.Helper()
-	tr := mk(t, opts)
-	srv := &events{echo: true}
-	ln, err := tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	cli := &events{}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := tr.Dial(ctx, ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return tr, srv, ln, cli, c
+	tr = mk(t, opts)
+	srv, cli = &transporttest.Recorder{Echo: true}, &transporttest.Recorder{}
+	ln, addr := transporttest.Listen(t, tr, srv)
+	return tr, srv, ln, cli, transporttest.Dial(t, tr, addr, cli)
 }
 
 func TestLibRTTAfterTraffic(t *testing.T) {
@@ -126,7 +64,7 @@ func TestLibRTTAfterTraffic(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	waitFor(t, "echoes", 3*time.Second, func() bool { return cli.received.Load() == 20 })
+	transporttest.WaitFor(t, "echoes", 3*time.Second, func() bool { return cli.NumReceived() == 20 })
 	rtt, ok := c.(transport.RTTEstimator).LibRTT()
 	if !ok || rtt < 0 || rtt > 100*time.Millisecond {
 		t.Fatalf("LibRTT = %v, %v", rtt, ok)
@@ -144,14 +82,12 @@ func TestChannelsAndSizes(t *testing.T) {
 	}{{transport.Unreliable, 0}, {transport.Unreliable, 1175}, {transport.Reliable, 1176},
 		{transport.Unreliable, 5000}, {transport.Reliable, max}} {
 		want := bytes.Repeat([]byte{byte(tc.size)}, tc.size)
-		n := cli.received.Load()
+		n := cli.NumReceived()
 		if err := c.Send(tc.ch, want); err != nil {
 			t.Fatalf("send %v %d B: %v", tc.ch, tc.size, err)
 		}
-		waitFor(t, "echo", 5*time.Second, func() bool { return cli.received.Load() == n+1 })
-		cli.mu.Lock()
-		got, ch := cli.last, cli.lastCh
-		cli.mu.Unlock()
+		transporttest.WaitFor(t, "echo", 5*time.Second, func() bool { return cli.NumReceived() == n+1 })
+		ch, got := cli.Last()
 		if ch != tc.ch || !bytes.Equal(got, want) {
 			t.Fatalf("%v %d B came back as %v %d B", tc.ch, tc.size, ch, len(got))
 		}
@@ -182,31 +118,15 @@ func silentClient(t *testing.T, addr string) *kcpgo.UDPSession {
 	return sess
 }
 
-// An idle but alive pair survives on keepalives; a peer that goes silent without a
-// close message is expired by the timeout, on either side.
-func TestTimeoutAndKeepalive(t *testing.T) {
-	opts := transport.Options{"timeout_ms": "300"}
-	_, srv, ln, cli, _ := setup(t, opts)
-	time.Sleep(time.Second)
-	if srv.disconnected.Load() != 0 || cli.disconnected.Load() != 0 {
-		t.Fatal("idle connection dropped despite keepalives")
-	}
-
-	silentClient(t, ln.Addr())
-	waitFor(t, "server to expire the silent client", 3*time.Second, func() bool { return srv.disconnected.Load() == 1 })
-	srv.mu.Lock()
-	err := srv.lastErr
-	srv.mu.Unlock()
-	if err == nil || !strings.Contains(err.Error(), "no message") {
-		t.Fatalf("server disconnect reason %v", err)
-	}
-
-	// A server that answers the hello and then says nothing.
+// silentServer is a bare kcp-go server that answers a player's hello and then says
+// nothing and reads nothing for hold. It returns the server's address.
+func silentServer(t *testing.T, hold time.Duration) string {
+	t.Helper()
 	kl, err := kcpgo.ListenWithOptions("127.0.0.1:0", nil, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kl.Close()
+	t.Cleanup(func() { _ = kl.Close() })
 	go func() {
 		sess, err := kl.AcceptKCP()
 		if err != nil {
@@ -217,18 +137,44 @@ func TestTimeoutAndKeepalive(t *testing.T) {
 		if _, err := sess.Read(buf); err == nil {
 			_, _ = sess.Write(helloAckMsg)
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(hold)
 	}()
-	col := &events{}
-	c, err := mk(t, opts).Dial(context.Background(), kl.Addr().String(), col)
+	return kl.Addr().String()
+}
+
+// kcpPush is a KCP data segment (IKCP_CMD_PUSH, 4 bytes) from nobody: it looks like
+// KCP but no hello came before it.
+func kcpPush() []byte {
+	b := make([]byte, 24+4)
+	b[4] = 81 // IKCP_CMD_PUSH
+	b[20] = 4 // len
+	copy(b[24:], "\x13\x00\x00\x00")
+	return b
+}
+
+// An idle but alive pair survives on keepalives; a peer that goes silent without a
+// close message is expired by the timeout, on either side.
+func TestTimeoutAndKeepalive(t *testing.T) {
+	opts := transport.Options{"timeout_ms": "300"}
+	_, srv, ln, cli, _ := setup(t, opts)
+	time.Sleep(time.Second)
+	if srv.NumDisconnected() != 0 || cli.NumDisconnected() != 0 {
+		t.Fatal("idle connection dropped despite keepalives")
+	}
+
+	silentClient(t, ln.Addr())
+	err := srv.NextReason(t, "server to expire the silent client", 3*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no message") {
+		t.Fatalf("server disconnect reason %v", err)
+	}
+
+	col := &transporttest.Recorder{}
+	c, err := mk(t, opts).Dial(context.Background(), silentServer(t, 3*time.Second), col)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitFor(t, "client to expire the silent server", 3*time.Second, func() bool { return col.disconnected.Load() == 1 })
-	col.mu.Lock()
-	err = col.lastErr
-	col.mu.Unlock()
+	err = col.NextReason(t, "client to expire the silent server", 3*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "no message") {
 		t.Fatalf("client disconnect reason %v", err)
 	}
@@ -238,58 +184,29 @@ func TestTimeoutAndKeepalive(t *testing.T) {
 // never become connections and never break the listener.
 func TestHostileDatagrams(t *testing.T) {
 	tr := mk(t, transport.Options{"timeout_ms": "300"})
-	srv := &events{echo: true}
-	ln, err := tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	raw, err := net.Dial("udp", ln.Addr())
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	raw, err := net.Dial("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	kcpish := make([]byte, 24+4)
-	kcpish[4] = 81 // IKCP_CMD_PUSH
-	kcpish[20] = 4 // len
-	copy(kcpish[24:], "\x13\x00\x00\x00")
-	for _, d := range [][]byte{{}, {0}, make([]byte, 23), make([]byte, 24), kcpish, bytes.Repeat([]byte{0xff}, 1400)} {
+	for _, d := range [][]byte{{}, {0}, make([]byte, 23), make([]byte, 24), kcpPush(), bytes.Repeat([]byte{0xff}, 1400)} {
 		_, _ = raw.Write(d)
 	}
-	cli := &events{}
-	c, err := tr.Dial(context.Background(), ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cli := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, cli)
 	if err := c.Send(transport.Reliable, []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "echo", 3*time.Second, func() bool { return cli.received.Load() == 1 })
+	transporttest.WaitFor(t, "echo", 3*time.Second, func() bool { return cli.NumReceived() == 1 })
 	time.Sleep(600 * time.Millisecond) // the stranger's session passes its hello deadline
-	if n, d := srv.connected.Load(), srv.disconnected.Load(); n != 1 || d != 0 {
+	if n, d := srv.NumConnected(), srv.NumDisconnected(); n != 1 || d != 0 {
 		t.Fatalf("connected %d disconnected %d, want 1 and 0", n, d)
 	}
 }
 
-func TestDialRefusedIsFast(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := pc.LocalAddr().String()
-	_ = pc.Close()
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err = mk(t, nil).Dial(ctx, addr, &events{})
-	if !errors.Is(err, transport.ErrConnect) {
-		t.Fatalf("dial error %v does not wrap ErrConnect", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("refused dial took %v; ECONNREFUSED should end it at once", d)
-	}
-}
+func TestDialRefusedIsFast(t *testing.T) { transporttest.DialRefusedIsFast(t, mk(t, nil)) }
 
 func TestDialHonoursCancel(t *testing.T) {
 	// A socket that reads nothing: no ICMP error, no answer.
@@ -301,7 +218,7 @@ func TestDialHonoursCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = mk(t, nil).Dial(ctx, pc.LocalAddr().String(), &events{})
+	_, err = mk(t, nil).Dial(ctx, pc.LocalAddr().String(), &transporttest.Recorder{})
 	if !errors.Is(err, transport.ErrConnect) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("dial error %v", err)
 	}
@@ -316,16 +233,8 @@ func TestSnapshotBurst(t *testing.T) {
 	var got, bad atomic.Int64
 	cli2 := &orderCheck{next: &got, bad: &bad}
 	tr := mk(t, nil)
-	ln, err := tr.Listen("127.0.0.1:0", &events{echo: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c2, err := tr.Dial(context.Background(), ln.Addr(), cli2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	c2 := transporttest.Dial(t, tr, addr, cli2)
 	const n, size = 50, 60000
 	msg := make([]byte, size)
 	for i := range n {
@@ -334,7 +243,7 @@ func TestSnapshotBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "burst echoes", 15*time.Second, func() bool { return got.Load() == n })
+	transporttest.WaitFor(t, "burst echoes", 15*time.Second, func() bool { return got.Load() == n })
 	if bad.Load() != 0 {
 		t.Fatal("burst messages out of order or corrupted")
 	}
@@ -358,128 +267,20 @@ func TestManyPlayers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	tr := mk(t, nil)
-	srv := &events{echo: true}
-	ln, err := tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	const players, ticks = 100, 60
-	cols := make([]*events, players)
-	conns := make([]transport.Conn, players)
-	for i := range conns {
-		cols[i] = &events{}
-		c, err := tr.Dial(context.Background(), ln.Addr(), cols[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[i] = c
-	}
-	msg := make([]byte, 100)
-	tk := time.NewTicker(time.Second / 60)
-	defer tk.Stop()
-	for range ticks {
-		<-tk.C
-		for _, c := range conns {
-			if err := c.Send(transport.Unreliable, msg); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	waitFor(t, "all echoes", 10*time.Second, func() bool {
-		var got int64
-		for _, col := range cols {
-			got += col.received.Load()
-		}
-		return got == players*ticks
-	})
+	echoes := transporttest.ManyPlayers(t, mk(t, nil), players, ticks)
+	transporttest.WaitFor(t, "all echoes", 10*time.Second, func() bool { return echoes() == players*ticks })
 }
 
-// Closing everything leaves no goroutines behind (kcp-go's global schedulers were
-// started at package init and are part of the baseline).
-func TestNoGoroutineLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
-	tr := mk(t, nil)
-	srv := &events{echo: true}
-	ln, err := tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []transport.Conn
-	cols := make([]*events, 5)
-	for i := range cols {
-		cols[i] = &events{}
-		c, err := tr.Dial(context.Background(), ln.Addr(), cols[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.Send(transport.Reliable, []byte("x"))
-		conns = append(conns, c)
-	}
-	waitFor(t, "echoes", 3*time.Second, func() bool {
-		for _, col := range cols {
-			if col.received.Load() != 1 {
-				return false
-			}
-		}
-		return true
-	})
-	_ = conns[0].Close()
-	_ = ln.Close()
-	for _, c := range conns[1:] {
-		_ = c.Close()
-	}
-	waitFor(t, "every Disconnected", 3*time.Second, func() bool {
-		n := srv.disconnected.Load()
-		for _, col := range cols {
-			n += col.disconnected.Load()
-		}
-		return n == 10
-	})
-	waitGoroutines(t, base)
-}
-
-// waitGoroutines fails unless the goroutine count falls back to base. A leak never ends; under
-// the race detector on a loaded 2-core machine teardown once took over 10 s, so it waits 30 s.
-// On failure the stacks say what is left.
-func waitGoroutines(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines after 30 s, %d before; stacks:\n%s",
-				runtime.NumGoroutine(), base, buf[:n])
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// kcp-go's global schedulers were started at package init and are part of the baseline.
+func TestNoGoroutineLeak(t *testing.T) { transporttest.NoGoroutineLeak(t, mk(t, nil)) }
 
 // Close must not hang behind a Send blocked on a full window (a peer that stopped
 // reading), and the blocked Send must return ErrClosed.
 func TestCloseReleasesBlockedSend(t *testing.T) {
-	kl, err := kcpgo.ListenWithOptions("127.0.0.1:0", nil, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kl.Close()
-	go func() {
-		sess, err := kl.AcceptKCP()
-		if err != nil {
-			return
-		}
-		defer sess.Close()
-		buf := make([]byte, 1500)
-		if _, err := sess.Read(buf); err == nil {
-			_, _ = sess.Write(helloAckMsg)
-		}
-		time.Sleep(5 * time.Second) // never reads again: its window fills up
-	}()
+	addr := silentServer(t, 5*time.Second) // never reads again: its window fills up
 	tr := mk(t, transport.Options{"sndwnd": "8", "rcvwnd": "8"})
-	c, err := tr.Dial(context.Background(), kl.Addr().String(), &events{})
+	c, err := tr.Dial(context.Background(), addr, &transporttest.Recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,14 +321,11 @@ func TestCloseReleasesBlockedSend(t *testing.T) {
 // holding a goroutine. Datagrams from many addresses arrive while the listener closes.
 func TestCloseWhileSessionsQueue(t *testing.T) {
 	base := runtime.NumGoroutine()
-	ln, err := mk(t, nil).Listen("127.0.0.1:0", &events{})
+	ln, err := mk(t, nil).Listen("127.0.0.1:0", &transporttest.Recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kcpish := make([]byte, 24+4)
-	kcpish[4] = 81 // IKCP_CMD_PUSH
-	kcpish[20] = 4
-	copy(kcpish[24:], "\x13\x00\x00\x00")
+	kcpish := kcpPush()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 8 {
@@ -555,5 +353,5 @@ func TestCloseWhileSessionsQueue(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	waitGoroutines(t, base)
+	transporttest.WaitGoroutines(t, base)
 }

@@ -11,7 +11,7 @@ import (
 // handshake idle timeout (5 s), within the 10 s connect budget. The handshake must take
 // the budget: it used to end at 5 s with "no recent network activity".
 func TestHandshakeTakesTheDialBudget(t *testing.T) {
-	res := transporttest.ConnectThroughLoss(t, mk(nil)(t), 2, transporttest.Blackout(5500*time.Millisecond),
+	res := transporttest.ConnectThroughLoss(t, mk(t, nil), 2, transporttest.Blackout(5500*time.Millisecond),
 		14*time.Millisecond, 10*time.Second)
 	for _, err := range res.Errors {
 		t.Error(err)

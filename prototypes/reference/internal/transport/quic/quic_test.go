@@ -1,14 +1,10 @@
 package quic
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,20 +14,14 @@ import (
 	"netstick/prototypes/reference/internal/transport/transporttest"
 )
 
-func mk(opts transport.Options) func(t *testing.T) transport.Transport {
-	return func(t *testing.T) transport.Transport {
-		tr, err := transport.New("quic", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
+func mk(t *testing.T, opts transport.Options) transport.Transport {
+	return transporttest.New(t, "quic", opts)
 }
 
-func TestConformanceDatagram(t *testing.T) { transporttest.Run(t, mk(nil)) }
+func TestConformanceDatagram(t *testing.T) { transporttest.Run(t, "quic", nil) }
 
 func TestConformanceStream(t *testing.T) {
-	transporttest.Run(t, mk(transport.Options{"unreliable": "stream"}))
+	transporttest.Run(t, "quic", transport.Options{"unreliable": "stream"})
 }
 
 func TestOptions(t *testing.T) {
@@ -71,86 +61,12 @@ func TestCaps(t *testing.T) {
 	}
 }
 
-// recorder records messages and the disconnect of one connection.
-type recorder struct {
-	mu    sync.Mutex
-	msgs  map[transport.Channel][][]byte
-	conns chan transport.Conn
-	disc  chan error
-}
-
-func newRecorder() *recorder {
-	return &recorder{msgs: map[transport.Channel][][]byte{}, conns: make(chan transport.Conn, 8), disc: make(chan error, 8)}
-}
-
-func (r *recorder) Connected(c transport.Conn) { r.conns <- c }
-func (r *recorder) Received(_ transport.Conn, ch transport.Channel, m []byte) {
-	r.mu.Lock()
-	r.msgs[ch] = append(r.msgs[ch], bytes.Clone(m))
-	r.mu.Unlock()
-}
-func (r *recorder) Disconnected(_ transport.Conn, err error) { r.disc <- err }
-
-func (r *recorder) count(ch transport.Channel) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.msgs[ch])
-}
-
-func (r *recorder) first(ch transport.Channel) []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.msgs[ch][0]
-}
-
-func freeAddr(t *testing.T) string {
+// pair connects one player to a new server; both sides record what they are told.
+func pair(t *testing.T, opts transport.Options) (srv, cli *transporttest.Recorder, ln transport.Listener, sc, cc transport.Conn) {
 	t.Helper()
-	u, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	return u.LocalAddr().String()
-}
-
-// pair starts a server and dials one client.
-func pair(t *testing.T, opts transport.Options) (srv, cli *recorder, ln transport.Listener, sc, cc transport.Conn) {
-	t.Helper()
-	tr, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, cli = newRecorder(), newRecorder()
-	ln, err = tr.Listen(freeAddr(t), srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cc, err = tr.Dial(ctx, ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	<-cli.conns
-	select {
-	case sc = <-srv.conns:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server did not report the connection")
-	}
+	srv = &transporttest.Recorder{}
+	cli, ln, sc, cc = transporttest.Pair(t, mk(t, opts), srv)
 	return srv, cli, ln, sc, cc
-}
-
-func waitCount(t *testing.T, r *recorder, ch transport.Channel, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for r.count(ch) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d of %d %v messages", r.count(ch), n, ch)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func TestDatagramLimit(t *testing.T) {
@@ -158,8 +74,8 @@ func TestDatagramLimit(t *testing.T) {
 	if err := cc.Send(transport.Unreliable, make([]byte, MaxDatagramBytes)); err != nil {
 		t.Fatalf("datagram of exactly %d B: %v", MaxDatagramBytes, err)
 	}
-	waitCount(t, srv, transport.Unreliable, 1)
-	if got := len(srv.first(transport.Unreliable)); got != MaxDatagramBytes {
+	transporttest.WaitFor(t, "the datagram", 5*time.Second, func() bool { return srv.Count(transport.Unreliable) >= 1 })
+	if got := len(srv.Messages(transport.Unreliable)[0]); got != MaxDatagramBytes {
 		t.Fatalf("received %d B", got)
 	}
 	if err := cc.Send(transport.Unreliable, make([]byte, MaxDatagramBytes+1)); !errors.Is(err, transport.ErrTooLarge) {
@@ -182,7 +98,7 @@ func TestStreamModeCarriesUnreliableOnStream(t *testing.T) {
 	if err := cc.Send(transport.Unreliable, big); err != nil {
 		t.Fatal(err)
 	}
-	waitCount(t, srv, transport.Unreliable, 1)
+	transporttest.WaitFor(t, "the message", 5*time.Second, func() bool { return srv.Count(transport.Unreliable) >= 1 })
 }
 
 func TestLibRTT(t *testing.T) {
@@ -206,17 +122,12 @@ func TestDisconnectReasons(t *testing.T) {
 	srv, cli, ln, _, _ := pair(t, nil)
 	_ = ln.Close()
 	var ae *quicgo.ApplicationError
-	select {
-	case err := <-cli.disc:
-		if !errors.As(err, &ae) || !ae.Remote || ae.ErrorCode != codeShutdown {
-			t.Fatalf("client disconnect reason %v, want remote application error %d", err, codeShutdown)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("client not told of the server shutdown")
+	if err := cli.NextReason(t, "client told of the server shutdown", 3*time.Second); !errors.As(err, &ae) || !ae.Remote || ae.ErrorCode != codeShutdown {
+		t.Fatalf("client disconnect reason %v, want remote application error %d", err, codeShutdown)
 	}
 	// Listener.Close waits for the server's Disconnected calls.
 	select {
-	case err := <-srv.disc:
+	case err := <-srv.Reasons():
 		if err != nil {
 			t.Fatalf("server disconnect after Listener.Close: %v, want nil", err)
 		}
@@ -227,10 +138,10 @@ func TestDisconnectReasons(t *testing.T) {
 	// Conn.Close on the client: nil locally, a remote error on the server.
 	srv, cli, _, _, cc := pair(t, nil)
 	_ = cc.Close()
-	if err := <-cli.disc; err != nil {
+	if err := <-cli.Reasons(); err != nil {
 		t.Fatalf("client disconnect after its own Close: %v", err)
 	}
-	if err := <-srv.disc; !errors.As(err, &ae) || !ae.Remote || ae.ErrorCode != codeNormal {
+	if err := <-srv.Reasons(); !errors.As(err, &ae) || !ae.Remote || ae.ErrorCode != codeNormal {
 		t.Fatalf("server disconnect reason %v, want remote application error 0", err)
 	}
 	if err := cc.Send(transport.Unreliable, []byte("x")); !errors.Is(err, transport.ErrClosed) {
@@ -240,12 +151,8 @@ func TestDisconnectReasons(t *testing.T) {
 
 func TestBadPreambleIsRejected(t *testing.T) {
 	tr, _ := New(nil)
-	srv := newRecorder()
-	ln, err := tr.Listen(freeAddr(t), srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	srv := &transporttest.Recorder{}
+	ln, _ := transporttest.Listen(t, tr, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	udp, err := net.ListenUDP("udp4", nil)
@@ -275,7 +182,7 @@ func TestBadPreambleIsRejected(t *testing.T) {
 		t.Fatalf("close reason %v, want application error %d", err, codeProtocol)
 	}
 	select {
-	case <-srv.conns:
+	case <-srv.Conns():
 		t.Fatal("server reported a connection without the preamble")
 	default:
 	}
@@ -287,45 +194,9 @@ func TestCorruptFrameDisconnects(t *testing.T) {
 	c.wmu.Lock()
 	_, _ = c.st.Write([]byte{0xff, 0xff, 0xff, 0xff, 0}) // length above the framing limit
 	c.wmu.Unlock()
-	select {
-	case err := <-srv.disc:
-		if err == nil {
-			t.Fatal("corrupt stream reported as a clean disconnect")
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("server kept a corrupt stream")
+	if err := srv.NextReason(t, "server to drop the corrupt stream", 3*time.Second); err == nil {
+		t.Fatal("corrupt stream reported as a clean disconnect")
 	}
 }
 
-func TestNoGoroutineLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	func() {
-		tr, _ := New(nil)
-		srv := newRecorder()
-		ln, err := tr.Listen(freeAddr(t), srv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 5 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c, err := tr.Dial(ctx, ln.Addr(), newRecorder())
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = c.Send(transport.Reliable, []byte(fmt.Sprint(i)))
-			if i%2 == 0 {
-				_ = c.Close()
-			}
-		}
-		_ = ln.Close()
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func TestNoGoroutineLeak(t *testing.T) { transporttest.NoGoroutineLeak(t, mk(t, nil)) }

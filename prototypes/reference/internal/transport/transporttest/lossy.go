@@ -218,8 +218,8 @@ type ConnectResult struct {
 // hello/welcome. It counts the players that did not make it.
 func ConnectThroughLoss(t *testing.T, tr transport.Transport, players int, drop Drop, oneWay, budget time.Duration) ConnectResult {
 	t.Helper()
-	srv := &echoServer{}
-	_, addr := listen(t, tr, srv)
+	srv := &Recorder{Echo: true}
+	_, addr := Listen(t, tr, srv)
 	relay := NewRelay(t, addr, drop, oneWay)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -249,7 +249,7 @@ func ConnectThroughLoss(t *testing.T, tr transport.Transport, players int, drop 
 func connectAndEcho(tr transport.Transport, addr string, player int, budget time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
-	col := newCollector()
+	col := &Recorder{}
 	c, err := tr.Dial(ctx, addr, col)
 	if err != nil {
 		return err
@@ -273,11 +273,11 @@ func connectAndEcho(tr transport.Transport, addr string, player int, budget time
 			}
 			send = false
 		}
-		if col.count(transport.Reliable) > 0 {
+		if col.Count(transport.Reliable) > 0 {
 			return nil
 		}
 		select {
-		case err := <-col.disconnected:
+		case err := <-col.Reasons():
 			return fmt.Errorf("connection lost before the echo: %w", err)
 		case <-ctx.Done():
 			return fmt.Errorf("no echo: %w", ctx.Err())

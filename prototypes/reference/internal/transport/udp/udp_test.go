@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,112 +13,49 @@ import (
 	"netstick/prototypes/reference/internal/transport/transporttest"
 )
 
-func mk(t *testing.T, opts transport.Options) *Transport {
-	t.Helper()
-	tr, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+func mk(t *testing.T, opts transport.Options) transport.Transport {
+	return transporttest.New(t, "udp", opts)
 }
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport { return mk(t, nil) })
+	transporttest.Run(t, "udp", nil)
 }
 
 func TestRegistered(t *testing.T) {
-	tr, err := transport.New("udp", transport.Options{"timeout_ms": "500", "sockbuf": "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := transporttest.New(t, "udp", transport.Options{"timeout_ms": "500", "sockbuf": "0"})
 	if tr.Name() != "udp" || tr.Caps().NativeReliable || !tr.Caps().NativeUnreliable {
 		t.Fatalf("unexpected transport %s caps %+v", tr.Name(), tr.Caps())
 	}
 }
 
 func TestOptionErrorsNameTheKey(t *testing.T) {
-	for _, tc := range []struct{ key, val string }{
+	transporttest.OptionErrorsNameTheKey(t, "udp", [][2]string{
 		{"timeout_ms", "abc"}, {"timeout_ms", "5"}, {"sockbuf", "-1"}, {"bogus", "1"},
-	} {
-		_, err := New(transport.Options{tc.key: tc.val})
-		if err == nil || !strings.Contains(err.Error(), tc.key) {
-			t.Errorf("option %s=%s: error %v does not name the key", tc.key, tc.val, err)
-		}
-	}
-}
-
-// events counts callbacks and checks that Disconnected comes once, after Connected.
-type events struct {
-	connected, disconnected, received atomic.Int64
-	bad                               atomic.Int64
-	lastErr                           atomic.Value
-	echo                              bool
-}
-
-func (e *events) Connected(transport.Conn) { e.connected.Add(1) }
-func (e *events) Received(c transport.Conn, ch transport.Channel, msg []byte) {
-	e.received.Add(1)
-	if e.echo {
-		_ = c.Send(ch, msg)
-	}
-}
-func (e *events) Disconnected(_ transport.Conn, err error) {
-	if e.disconnected.Add(1) > e.connected.Load() {
-		e.bad.Add(1)
-	}
-	if err != nil {
-		e.lastErr.Store(err)
-	}
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func listen(t *testing.T, tr *Transport, h transport.Handler) transport.Listener {
-	t.Helper()
-	ln, err := tr.Listen("127.0.0.1:0", h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	return ln
+	})
 }
 
 // An idle but alive pair survives on keepalives; a peer that goes silent without a
 // disconnect datagram is expired by the timeout, on either side.
 func TestTimeoutAndKeepalive(t *testing.T) {
 	tr := mk(t, transport.Options{"timeout_ms": "300"})
-	srv := &events{echo: true}
-	ln := listen(t, tr, srv)
-	cli := &events{}
-	c, err := tr.Dial(context.Background(), ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	cli := &transporttest.Recorder{}
+	_ = transporttest.Dial(t, tr, addr, cli)
 	time.Sleep(time.Second) // idle for > 3 timeouts
-	if srv.disconnected.Load() != 0 || cli.disconnected.Load() != 0 {
+	if srv.NumDisconnected() != 0 || cli.NumDisconnected() != 0 {
 		t.Fatal("idle connection dropped despite keepalives")
 	}
 
 	// A client that connects by hand and then says nothing.
-	raw, err := net.Dial("udp", ln.Addr())
+	raw, err := net.Dial("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
 	_, _ = raw.Write(connectMsg)
-	waitFor(t, "silent client to connect", 3*time.Second, func() bool { return srv.connected.Load() == 2 })
-	waitFor(t, "server to expire the silent client", 3*time.Second, func() bool { return srv.disconnected.Load() == 1 })
-	if err, _ := srv.lastErr.Load().(error); err == nil || !strings.Contains(err.Error(), "no datagram") {
+	transporttest.WaitFor(t, "silent client to connect", 3*time.Second, func() bool { return srv.NumConnected() == 2 })
+	if err := srv.NextReason(t, "server to expire the silent client", 3*time.Second); err == nil || !strings.Contains(err.Error(), "no datagram") {
 		t.Fatalf("server disconnect reason %v", err)
 	}
 
@@ -136,17 +71,16 @@ func TestTimeoutAndKeepalive(t *testing.T) {
 			_, _ = pc.WriteTo(acceptMsg, from)
 		}
 	}()
-	col := &events{}
+	col := &transporttest.Recorder{}
 	c2, err := tr.Dial(context.Background(), pc.LocalAddr().String(), col)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	waitFor(t, "client to expire the silent server", 3*time.Second, func() bool { return col.disconnected.Load() == 1 })
-	if err, _ := col.lastErr.Load().(error); err == nil || !strings.Contains(err.Error(), "no datagram") {
+	if err := col.NextReason(t, "client to expire the silent server", 3*time.Second); err == nil || !strings.Contains(err.Error(), "no datagram") {
 		t.Fatalf("client disconnect reason %v", err)
 	}
-	if srv.bad.Load()+cli.bad.Load()+col.bad.Load() != 0 {
+	if srv.Unpaired()+cli.Unpaired()+col.Unpaired() != 0 {
 		t.Fatal("Disconnected reported more often than Connected")
 	}
 }
@@ -155,9 +89,9 @@ func TestTimeoutAndKeepalive(t *testing.T) {
 // be dropped without harming the listener.
 func TestHostileDatagrams(t *testing.T) {
 	tr := mk(t, nil)
-	srv := &events{echo: true}
-	ln := listen(t, tr, srv)
-	raw, err := net.Dial("udp", ln.Addr())
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	raw, err := net.Dial("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,48 +100,24 @@ func TestHostileDatagrams(t *testing.T) {
 		{tagDisconnect}, {tagKeepalive}, {0xff, 0xff}, make([]byte, 9000)} {
 		_, _ = raw.Write(d)
 	}
-	cli := &events{}
-	c, err := tr.Dial(context.Background(), ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	cli := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, cli)
 	if err := c.Send(transport.Reliable, []byte("hi")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "echo", 3*time.Second, func() bool { return cli.received.Load() == 1 })
-	if n := srv.connected.Load(); n != 1 {
+	transporttest.WaitFor(t, "echo", 3*time.Second, func() bool { return cli.NumReceived() == 1 })
+	if n := srv.NumConnected(); n != 1 {
 		t.Fatalf("hostile datagrams created connections: %d connected", n)
 	}
 }
 
-func TestDialRefusedIsFast(t *testing.T) {
-	tr := mk(t, nil)
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := pc.LocalAddr().String()
-	_ = pc.Close()
-	start := time.Now()
-	_, err = tr.Dial(context.Background(), addr, &events{})
-	if !errors.Is(err, transport.ErrConnect) {
-		t.Fatalf("dial error %v does not wrap ErrConnect", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("refused dial took %v; ECONNREFUSED should end it at once", d)
-	}
-}
+func TestDialRefusedIsFast(t *testing.T) { transporttest.DialRefusedIsFast(t, mk(t, nil)) }
 
 func TestSizeLimits(t *testing.T) {
 	tr := mk(t, nil)
-	ln := listen(t, tr, &events{echo: true})
-	col := &events{}
-	c, err := tr.Dial(context.Background(), ln.Addr(), col)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	col := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, col)
 	for _, ch := range []transport.Channel{transport.Reliable, transport.Unreliable} {
 		if err := c.Send(ch, make([]byte, MaxMessageBytes)); err != nil {
 			t.Fatalf("%v send of max size: %v", ch, err)
@@ -216,7 +126,7 @@ func TestSizeLimits(t *testing.T) {
 			t.Fatalf("%v send of max+1: %v, want ErrTooLarge", ch, err)
 		}
 	}
-	waitFor(t, "max-size echoes", 3*time.Second, func() bool { return col.received.Load() >= 2 })
+	transporttest.WaitFor(t, "max-size echoes", 3*time.Second, func() bool { return col.NumReceived() >= 2 })
 	if err := c.Send(transport.Channel(7), []byte("x")); err == nil {
 		t.Fatal("send on unknown channel succeeded")
 	}
@@ -227,85 +137,14 @@ func TestManyPlayers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	tr := mk(t, nil)
-	srv := &events{echo: true}
-	ln := listen(t, tr, srv)
 	const players, ticks = 200, 60
-	cols := make([]*events, players)
-	conns := make([]transport.Conn, players)
-	for i := range conns {
-		cols[i] = &events{}
-		c, err := tr.Dial(context.Background(), ln.Addr(), cols[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns[i] = c
-	}
-	msg := make([]byte, 100)
-	tk := time.NewTicker(time.Second / 60)
-	defer tk.Stop()
-	for range ticks {
-		<-tk.C
-		for _, c := range conns {
-			if err := c.Send(transport.Unreliable, msg); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	echoes := transporttest.ManyPlayers(t, mk(t, nil), players, ticks)
 	time.Sleep(300 * time.Millisecond)
-	var got int64
-	for _, col := range cols {
-		got += col.received.Load()
-	}
-	if want := int64(players * ticks); got < want*99/100 {
+	got := echoes()
+	if want := players * ticks; got < want*99/100 {
 		t.Fatalf("%d of %d echoes", got, want)
 	}
 	fmt.Printf("many players: %d/%d echoes\n", got, players*ticks)
 }
 
-// Closing everything leaves no goroutines behind and reports every Disconnected.
-func TestNoGoroutineLeak(t *testing.T) {
-	base := runtime.NumGoroutine()
-	tr := mk(t, nil)
-	srv := &events{echo: true}
-	ln, err := tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []transport.Conn
-	cols := make([]*events, 5)
-	for i := range cols {
-		cols[i] = &events{}
-		c, err := tr.Dial(context.Background(), ln.Addr(), cols[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = c.Send(transport.Reliable, []byte("x"))
-		conns = append(conns, c)
-	}
-	waitFor(t, "echoes", 3*time.Second, func() bool {
-		for _, col := range cols {
-			if col.received.Load() != 1 {
-				return false
-			}
-		}
-		return true
-	})
-	_ = conns[0].Close()
-	_ = ln.Close()
-	for _, c := range conns[1:] {
-		_ = c.Close()
-	}
-	waitFor(t, "every Disconnected", 3*time.Second, func() bool {
-		n := srv.disconnected.Load()
-		for _, col := range cols {
-			n += col.disconnected.Load()
-		}
-		return n == 10
-	})
-	if srv.bad.Load() != 0 {
-		t.Fatal("Disconnected before Connected")
-	}
-	waitFor(t, "goroutines to end", 10*time.Second, func() bool { return runtime.NumGoroutine() <= base })
-}
+func TestNoGoroutineLeak(t *testing.T) { transporttest.NoGoroutineLeak(t, mk(t, nil)) }

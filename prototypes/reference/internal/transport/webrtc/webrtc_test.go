@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,95 +19,22 @@ import (
 )
 
 func mk(t *testing.T, opts transport.Options) transport.Transport {
-	t.Helper()
-	tr, err := transport.New(name, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return transporttest.New(t, name, opts)
 }
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport { return mk(t, nil) })
+	transporttest.Run(t, name, nil)
 }
 
 func TestConformanceReliableVariant(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport {
-		return mk(t, transport.Options{"unreliable": "reliable"})
-	})
-}
-
-// counter counts connections and echoes like the suite's server.
-type counter struct {
-	connected, disconnected atomic.Int64
-}
-
-func (s *counter) Connected(transport.Conn) { s.connected.Add(1) }
-func (s *counter) Received(c transport.Conn, ch transport.Channel, msg []byte) {
-	_ = c.Send(ch, msg)
-}
-func (s *counter) Disconnected(transport.Conn, error) { s.disconnected.Add(1) }
-
-// recorder keeps what a client receives, with the channel it was reported on.
-type recorder struct {
-	mu   sync.Mutex
-	msgs map[transport.Channel][][]byte
-	down chan error
-}
-
-func newRecorder() *recorder {
-	return &recorder{msgs: map[transport.Channel][][]byte{}, down: make(chan error, 1)}
-}
-func (r *recorder) Connected(transport.Conn) {}
-func (r *recorder) Received(_ transport.Conn, ch transport.Channel, msg []byte) {
-	r.mu.Lock()
-	r.msgs[ch] = append(r.msgs[ch], bytes.Clone(msg))
-	r.mu.Unlock()
-}
-func (r *recorder) Disconnected(_ transport.Conn, err error) { r.down <- err }
-func (r *recorder) get(ch transport.Channel) [][]byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([][]byte(nil), r.msgs[ch]...)
-}
-
-func listenLocal(t *testing.T, tr transport.Transport, h transport.Handler) (transport.Listener, string) {
-	t.Helper()
-	ln, err := tr.Listen("127.0.0.1:0", h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	return ln, ln.Addr()
-}
-
-func dialLocal(t *testing.T, tr transport.Transport, addr string, h transport.Handler) transport.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := tr.Dial(ctx, addr, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
-func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out after %v waiting for %s", d, what)
+	transporttest.Run(t, name, transport.Options{"unreliable": "reliable"})
 }
 
 // Fifty players connect with eight dials in flight, as the benchmark's client does.
 func TestManyPeers(t *testing.T) {
 	tr := mk(t, nil)
-	srv := &counter{}
-	ln, addr := listenLocal(t, tr, srv)
+	srv := &transporttest.Recorder{Echo: true}
+	ln, addr := transporttest.Listen(t, tr, srv)
 	const peers, inFlight = 50, 8
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -121,7 +47,7 @@ func TestManyPeers(t *testing.T) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			c, err := tr.Dial(ctx, addr, &counter{})
+			c, err := tr.Dial(ctx, addr, &transporttest.Recorder{Echo: true})
 			if err != nil {
 				errs <- err
 				return
@@ -134,8 +60,8 @@ func TestManyPeers(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("dial: %v", err)
 	}
-	waitUntil(t, "server to see all peers", time.Until(start.Add(10*time.Second)),
-		func() bool { return srv.connected.Load() == peers })
+	transporttest.WaitFor(t, "server to see all peers", time.Until(start.Add(10*time.Second)),
+		func() bool { return srv.NumConnected() == peers })
 	t.Logf("%d peers connected in %v", peers, time.Since(start))
 
 	// Every peer's traffic works over the one shared server socket.
@@ -145,8 +71,8 @@ func TestManyPeers(t *testing.T) {
 		}
 	}
 	_ = ln.Close()
-	waitUntil(t, "server to report every disconnect", 5*time.Second,
-		func() bool { return srv.disconnected.Load() == peers })
+	transporttest.WaitFor(t, "server to report every disconnect", 5*time.Second,
+		func() bool { return srv.NumDisconnected() == peers })
 	for _, c := range conns {
 		_ = c.Close()
 	}
@@ -159,9 +85,9 @@ func TestUnreliableOnReliable(t *testing.T) {
 	if caps := tr.Caps(); caps.NativeUnreliable || !caps.NativeReliable {
 		t.Fatalf("caps %+v: want NativeUnreliable=false", caps)
 	}
-	_, addr := listenLocal(t, tr, &counter{})
-	rec := newRecorder()
-	c := dialLocal(t, tr, addr, rec)
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	rec := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, rec)
 	const n = 300
 	for i := range n {
 		if err := c.Send(transport.Unreliable, []byte(fmt.Sprintf("u%04d", i))); err != nil {
@@ -171,13 +97,13 @@ func TestUnreliableOnReliable(t *testing.T) {
 	if err := c.Send(transport.Unreliable, nil); err != nil { // empty message
 		t.Fatal(err)
 	}
-	waitUntil(t, "all echoes", 5*time.Second, func() bool { return len(rec.get(transport.Unreliable)) == n+1 })
-	for i, m := range rec.get(transport.Unreliable)[:n] {
+	transporttest.WaitFor(t, "all echoes", 5*time.Second, func() bool { return rec.Count(transport.Unreliable) == n+1 })
+	for i, m := range rec.Messages(transport.Unreliable)[:n] {
 		if want := fmt.Sprintf("u%04d", i); string(m) != want {
 			t.Fatalf("echo %d = %q, want %q (lost or reordered)", i, m, want)
 		}
 	}
-	if len(rec.get(transport.Reliable)) != 0 {
+	if rec.Count(transport.Reliable) != 0 {
 		t.Fatal("Unreliable messages reported as Reliable")
 	}
 	wc := c.(*conn)
@@ -191,15 +117,15 @@ func TestUnreliableOnReliable(t *testing.T) {
 // Default mode: Unreliable goes on its own channel.
 func TestUnreliableNative(t *testing.T) {
 	tr := mk(t, nil)
-	_, addr := listenLocal(t, tr, &counter{})
-	rec := newRecorder()
-	c := dialLocal(t, tr, addr, rec)
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	rec := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, rec)
 	for range 10 {
 		if err := c.Send(transport.Unreliable, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "echoes", 5*time.Second, func() bool { return len(rec.get(transport.Unreliable)) >= 9 })
+	transporttest.WaitFor(t, "echoes", 5*time.Second, func() bool { return rec.Count(transport.Unreliable) >= 9 })
 	if got := c.(*conn).unrel.(*datachannel.DataChannel).MessagesSent(); got != 10 {
 		t.Fatalf("unreliable channel sent %d messages, want 10", got)
 	}
@@ -210,15 +136,15 @@ func TestMaxMessage(t *testing.T) {
 	if caps := tr.Caps(); caps.MaxReliableBytes != 100000 || caps.MaxUnreliableBytes != 100000 {
 		t.Fatalf("caps %+v", caps)
 	}
-	_, addr := listenLocal(t, tr, &counter{})
-	rec := newRecorder()
-	c := dialLocal(t, tr, addr, rec)
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	rec := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, rec)
 	big := bytes.Repeat([]byte{7}, 100000)
 	if err := c.Send(transport.Reliable, big); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "large echo", 5*time.Second, func() bool { return len(rec.get(transport.Reliable)) == 1 })
-	if !bytes.Equal(rec.get(transport.Reliable)[0], big) {
+	transporttest.WaitFor(t, "large echo", 5*time.Second, func() bool { return rec.Count(transport.Reliable) == 1 })
+	if !bytes.Equal(rec.Messages(transport.Reliable)[0], big) {
 		t.Fatal("large message corrupted")
 	}
 	for _, ch := range []transport.Channel{transport.Reliable, transport.Unreliable} {
@@ -230,9 +156,9 @@ func TestMaxMessage(t *testing.T) {
 
 func TestLibRTT(t *testing.T) {
 	tr := mk(t, nil)
-	_, addr := listenLocal(t, tr, &counter{})
-	rec := newRecorder()
-	c := dialLocal(t, tr, addr, rec)
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	rec := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, rec)
 	est, ok := c.(transport.RTTEstimator)
 	if !ok {
 		t.Fatal("conn does not implement RTTEstimator")
@@ -244,7 +170,7 @@ func TestLibRTT(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	var rtt time.Duration
-	waitUntil(t, "an SCTP RTT sample", 5*time.Second, func() bool {
+	transporttest.WaitFor(t, "an SCTP RTT sample", 5*time.Second, func() bool {
 		var ok bool
 		rtt, ok = est.LibRTT()
 		return ok
@@ -257,8 +183,8 @@ func TestLibRTT(t *testing.T) {
 
 func TestRemoteAddrIsICEAddress(t *testing.T) {
 	tr := mk(t, nil)
-	_, addr := listenLocal(t, tr, &counter{})
-	c := dialLocal(t, tr, addr, newRecorder())
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	c := transporttest.Dial(t, tr, addr, &transporttest.Recorder{})
 	if c.RemoteAddr() != addr { // server's UDP port = its TCP signalling port
 		t.Fatalf("RemoteAddr %q, want %q", c.RemoteAddr(), addr)
 	}
@@ -266,7 +192,7 @@ func TestRemoteAddrIsICEAddress(t *testing.T) {
 
 func TestServerOnlyOneUDPPort(t *testing.T) {
 	tr := mk(t, nil)
-	ln, _ := listenLocal(t, tr, &counter{})
+	ln, _ := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
 	port := ln.Addr()[strings.LastIndex(ln.Addr(), ":")+1:]
 	if _, err := net.ListenPacket("udp4", "127.0.0.1:"+port); err == nil {
 		t.Fatal("UDP port of the listener is not bound")
@@ -274,15 +200,10 @@ func TestServerOnlyOneUDPPort(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, tc := range []struct{ key, val string }{
+	transporttest.OptionErrorsNameTheKey(t, name, [][2]string{
 		{"unreliable", "maybe"}, {"sockbuf", "-1"}, {"maxmsg", "big"},
 		{"disconnect", "soon"}, {"failed", "0s"}, {"keepalive", "x"}, {"log", "loud"}, {"bogus", "1"},
-	} {
-		_, err := transport.New(name, transport.Options{tc.key: tc.val})
-		if err == nil || !strings.Contains(err.Error(), tc.key) {
-			t.Errorf("option %s=%s: error %v does not name the key", tc.key, tc.val, err)
-		}
-	}
+	})
 	if _, err := transport.New(name, transport.Options{
 		"unreliable": "reliable", "iface": "lo", "sockbuf": "1048576", "maxmsg": "65536",
 		"disconnect": "3s", "failed": "6s", "keepalive": "1s", "log": "disabled",
@@ -294,15 +215,15 @@ func TestOptionErrors(t *testing.T) {
 // iface=lo restricts candidates to the loopback interface and still connects.
 func TestIfaceOption(t *testing.T) {
 	tr := mk(t, transport.Options{"iface": "lo"})
-	srv := &counter{}
-	_, addr := listenLocal(t, tr, srv)
-	_ = dialLocal(t, tr, addr, newRecorder())
-	waitUntil(t, "connection", 5*time.Second, func() bool { return srv.connected.Load() == 1 })
+	srv := &transporttest.Recorder{Echo: true}
+	_, addr := transporttest.Listen(t, tr, srv)
+	_ = transporttest.Dial(t, tr, addr, &transporttest.Recorder{})
+	transporttest.WaitFor(t, "connection", 5*time.Second, func() bool { return srv.NumConnected() == 1 })
 }
 
 func TestGarbageOfferRejected(t *testing.T) {
 	tr := mk(t, nil)
-	_, addr := listenLocal(t, tr, &counter{})
+	_, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
 	_, err := postOffer(context.Background(), "http://"+addr+"/offer", "v=0 garbage")
 	if err == nil {
 		t.Fatal("garbage offer answered")
@@ -314,66 +235,44 @@ func TestGarbageOfferRejected(t *testing.T) {
 	}
 	_, _ = u.Write([]byte{0x00, 0x01, 0xff, 0x13, 0x37})
 	_ = u.Close()
-	rec := newRecorder()
-	c := dialLocal(t, tr, addr, rec)
+	rec := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, rec)
 	_ = c.Send(transport.Reliable, []byte("ok"))
-	waitUntil(t, "echo after garbage", 5*time.Second, func() bool { return len(rec.get(transport.Reliable)) == 1 })
-}
-
-// countingHandler records every Disconnected call and its error.
-type countingHandler struct {
-	connected atomic.Int64
-	mu        sync.Mutex
-	errs      []error
-}
-
-func (h *countingHandler) Connected(transport.Conn)                           { h.connected.Add(1) }
-func (h *countingHandler) Received(transport.Conn, transport.Channel, []byte) {}
-func (h *countingHandler) Disconnected(_ transport.Conn, err error) {
-	h.mu.Lock()
-	h.errs = append(h.errs, err)
-	h.mu.Unlock()
-}
-func (h *countingHandler) get() []error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]error(nil), h.errs...)
+	transporttest.WaitFor(t, "echo after garbage", 5*time.Second, func() bool { return rec.Count(transport.Reliable) == 1 })
 }
 
 // A local Close reports nil once; the other side gets a reason, once.
 func TestDisconnectReasons(t *testing.T) {
 	tr := mk(t, nil)
-	srv := &countingHandler{}
-	ln, addr := listenLocal(t, tr, srv)
-	cli := &countingHandler{}
-	c := dialLocal(t, tr, addr, cli)
+	srv := &transporttest.Recorder{}
+	ln, addr := transporttest.Listen(t, tr, srv)
+	cli := &transporttest.Recorder{}
+	c := transporttest.Dial(t, tr, addr, cli)
 	// The server reports Connected just after Dial returns; a peer closed before
 	// that is never reported at all.
-	waitUntil(t, "server connect", 5*time.Second, func() bool { return srv.connected.Load() == 1 })
+	transporttest.WaitFor(t, "server connect", 5*time.Second, func() bool { return srv.NumConnected() == 1 })
 	_ = c.Close()
 	_ = c.Close()
-	waitUntil(t, "server disconnect", 5*time.Second, func() bool { return len(srv.get()) == 1 })
-	waitUntil(t, "client disconnect", 5*time.Second, func() bool { return len(cli.get()) == 1 })
-	if err := cli.get()[0]; err != nil {
+	srvErr := srv.NextReason(t, "server disconnect", 5*time.Second)
+	if err := cli.NextReason(t, "client disconnect", 5*time.Second); err != nil {
 		t.Fatalf("local Close reported %v, want nil", err)
 	}
-	if err := srv.get()[0]; err == nil {
+	if srvErr == nil {
 		t.Fatal("server got a nil reason for a client that went away")
 	}
 
-	cli2 := &countingHandler{}
-	_ = dialLocal(t, tr, addr, cli2)
-	waitUntil(t, "server connect", 5*time.Second, func() bool { return srv.connected.Load() == 2 })
+	cli2 := &transporttest.Recorder{}
+	_ = transporttest.Dial(t, tr, addr, cli2)
+	transporttest.WaitFor(t, "server connect", 5*time.Second, func() bool { return srv.NumConnected() == 2 })
 	_ = ln.Close()
-	waitUntil(t, "client disconnect after server close", 5*time.Second, func() bool { return len(cli2.get()) == 1 })
-	if cli2.get()[0] == nil {
+	if cli2.NextReason(t, "client disconnect after server close", 5*time.Second) == nil {
 		t.Fatal("client got a nil reason for a server that went away")
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := len(srv.get()); n != 2 {
+	if n := srv.NumDisconnected(); n != 2 {
 		t.Fatalf("server reported %d disconnects, want 2", n)
 	}
-	if n := len(cli.get()) + len(cli2.get()); n != 2 {
+	if n := cli.NumDisconnected() + cli2.NumDisconnected(); n != 2 {
 		t.Fatalf("clients reported %d disconnects, want 2", n)
 	}
 }
@@ -383,17 +282,12 @@ func TestDisconnectReasons(t *testing.T) {
 func TestSilentServerDetected(t *testing.T) {
 	// log=disabled: closing the socket under the mux makes it log a read error.
 	tr := mk(t, transport.Options{"disconnect": "1s", "failed": "2s", "keepalive": "200ms", "log": "disabled"})
-	ln, addr := listenLocal(t, tr, &counter{})
-	rec := newRecorder()
-	_ = dialLocal(t, tr, addr, rec)
+	ln, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
+	rec := &transporttest.Recorder{}
+	_ = transporttest.Dial(t, tr, addr, rec)
 	_ = ln.(*listener).udp.Close()
-	select {
-	case err := <-rec.down:
-		if err == nil {
-			t.Fatal("nil reason for a vanished server")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("client not told within 5 s that the server went silent")
+	if err := rec.NextReason(t, "client to notice the server went silent", 5*time.Second); err == nil {
+		t.Fatal("nil reason for a vanished server")
 	}
 }
 
@@ -423,7 +317,7 @@ func TestDialHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = mk(t, nil).Dial(ctx, hole.Addr().String(), newRecorder())
+	_, err = mk(t, nil).Dial(ctx, hole.Addr().String(), &transporttest.Recorder{})
 	if !errors.Is(err, transport.ErrConnect) {
 		t.Fatalf("dial error %v does not wrap ErrConnect", err)
 	}
@@ -433,7 +327,7 @@ func TestDialHonoursContext(t *testing.T) {
 }
 
 func TestServerSocketBuffers(t *testing.T) {
-	ln, _ := listenLocal(t, mk(t, nil), &counter{})
+	ln, _ := transporttest.Listen(t, mk(t, nil), &transporttest.Recorder{Echo: true})
 	rcv, snd, err := sockBufs(ln.(*listener).udp)
 	if errors.Is(err, errors.ErrUnsupported) {
 		t.Skip(err)

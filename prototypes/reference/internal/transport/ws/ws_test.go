@@ -1,12 +1,10 @@
 package ws
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,13 +17,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T) transport.Transport {
-		tr, err := transport.New("ws", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	})
+	transporttest.Run(t, "ws", nil)
 }
 
 func TestOptions(t *testing.T) {
@@ -56,93 +48,35 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-type recorder struct {
-	mu      sync.Mutex
-	msgs    map[transport.Channel][][]byte
-	conns   chan transport.Conn
-	disc    chan error
-	blockCh chan struct{} // if set, Received blocks until it is closed
-}
-
-func newRecorder() *recorder {
-	return &recorder{msgs: map[transport.Channel][][]byte{}, conns: make(chan transport.Conn, 8), disc: make(chan error, 8)}
-}
-
-func (r *recorder) Connected(c transport.Conn) { r.conns <- c }
-func (r *recorder) Received(_ transport.Conn, ch transport.Channel, m []byte) {
-	if r.blockCh != nil {
-		<-r.blockCh
-	}
-	r.mu.Lock()
-	r.msgs[ch] = append(r.msgs[ch], bytes.Clone(m))
-	r.mu.Unlock()
-}
-func (r *recorder) Disconnected(_ transport.Conn, err error) { r.disc <- err }
-
-func (r *recorder) get(ch transport.Channel) [][]byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([][]byte(nil), r.msgs[ch]...)
-}
-
-func waitDisc(t *testing.T, r *recorder, what string) error {
-	t.Helper()
-	select {
-	case err := <-r.disc:
-		return err
-	case <-time.After(3 * time.Second):
-		t.Fatalf("%s: no Disconnected within 3 s", what)
-		return nil
-	}
-}
-
-func pair(t *testing.T, opts transport.Options, srv *recorder) (cli *recorder, ln transport.Listener, sc, cc transport.Conn) {
+// pair connects one player to a new server with handler srv.
+func pair(t *testing.T, opts transport.Options, srv *transporttest.Recorder) (cli *transporttest.Recorder, ln transport.Listener, sc, cc transport.Conn) {
 	t.Helper()
 	tr, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli = newRecorder()
-	ln, err = tr.Listen("127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cc, err = tr.Dial(ctx, ln.Addr(), cli)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	<-cli.conns
-	select {
-	case sc = <-srv.conns:
-	case <-time.After(5 * time.Second):
-		t.Fatal("server did not report the connection")
-	}
-	return cli, ln, sc, cc
+	return transporttest.Pair(t, tr, srv)
 }
 
 func TestServerGoneTCPClose(t *testing.T) {
 	// The server's TCP connection vanishes without a close frame (a crashed server).
-	srv := newRecorder()
+	srv := &transporttest.Recorder{}
 	cli, _, sc, _ := pair(t, nil, srv)
 	_ = sc.(*conn).raw.Close()
-	if err := waitDisc(t, cli, "client after server TCP close"); err == nil {
+	if err := cli.NextReason(t, "client after server TCP close", 3*time.Second); err == nil {
 		t.Fatal("client reported a clean disconnect")
 	}
 }
 
 func TestListenerCloseReason(t *testing.T) {
-	srv := newRecorder()
+	srv := &transporttest.Recorder{}
 	cli, ln, _, _ := pair(t, nil, srv)
 	_ = ln.Close()
-	if err := waitDisc(t, cli, "client"); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+	if err := cli.NextReason(t, "client", 3*time.Second); websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Fatalf("client disconnect reason %v, want status 1001", err)
 	}
 	select {
-	case err := <-srv.disc:
+	case err := <-srv.Reasons():
 		if err != nil {
 			t.Fatalf("server side of Listener.Close reported %v, want nil", err)
 		}
@@ -155,19 +89,19 @@ func TestListenerCloseReason(t *testing.T) {
 }
 
 func TestLocalCloseReportsNil(t *testing.T) {
-	srv := newRecorder()
+	srv := &transporttest.Recorder{}
 	cli, _, _, cc := pair(t, nil, srv)
 	_ = cc.Close()
-	if err := waitDisc(t, cli, "client"); err != nil {
+	if err := cli.NextReason(t, "client", 3*time.Second); err != nil {
 		t.Fatalf("client's own Close reported %v", err)
 	}
-	if err := waitDisc(t, srv, "server"); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+	if err := srv.NextReason(t, "server", 3*time.Second); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Fatalf("server disconnect reason %v, want status 1000", err)
 	}
 }
 
 func TestHostileMessagesDropped(t *testing.T) {
-	srv := newRecorder()
+	srv := &transporttest.Recorder{}
 	_, _, _, cc := pair(t, nil, srv)
 	ws := cc.(*conn).ws
 	ctx := context.Background()
@@ -177,23 +111,17 @@ func TestHostileMessagesDropped(t *testing.T) {
 	if err := cc.Send(transport.Unreliable, []byte("ok")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for len(srv.get(transport.Unreliable)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("valid message after hostile ones not delivered")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	if n := len(srv.get(transport.Reliable)); n != 0 {
+	transporttest.WaitFor(t, "the valid message after hostile ones", 3*time.Second, func() bool { return srv.Count(transport.Unreliable) > 0 })
+	if n := len(srv.Messages(transport.Reliable)); n != 0 {
 		t.Fatalf("%d hostile messages delivered", n)
 	}
-	if got := srv.get(transport.Unreliable); len(got) != 1 || string(got[0]) != "ok" {
+	if got := srv.Messages(transport.Unreliable); len(got) != 1 || string(got[0]) != "ok" {
 		t.Fatalf("got %q", got)
 	}
 }
 
 func TestOversizedMessageDisconnects(t *testing.T) {
-	srv := newRecorder()
+	srv := &transporttest.Recorder{}
 	_, _, _, cc := pair(t, nil, srv)
 	if err := cc.Send(transport.Reliable, make([]byte, MaxMessageBytes+1)); !errors.Is(err, transport.ErrTooLarge) {
 		t.Fatalf("send above the limit: %v", err)
@@ -203,17 +131,17 @@ func TestOversizedMessageDisconnects(t *testing.T) {
 	}
 	// Bypass Send: a message above the server's read limit ends the connection.
 	_ = cc.(*conn).ws.Write(context.Background(), websocket.MessageBinary, make([]byte, MaxMessageBytes+2))
-	if err := waitDisc(t, srv, "server"); err == nil {
+	if err := srv.NextReason(t, "server", 3*time.Second); err == nil {
 		t.Fatal("oversized message: clean disconnect")
 	}
-	if got := srv.get(transport.Reliable); len(got) != 1 || len(got[0]) != MaxMessageBytes {
+	if got := srv.Messages(transport.Reliable); len(got) != 1 || len(got[0]) != MaxMessageBytes {
 		t.Fatalf("message at the limit not delivered intact (%d messages)", len(got))
 	}
 }
 
 func TestOtherPathIs404(t *testing.T) {
 	tr, _ := New(nil)
-	ln, err := tr.Listen("127.0.0.1:0", newRecorder())
+	ln, err := tr.Listen("127.0.0.1:0", &transporttest.Recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,9 +158,9 @@ func TestOtherPathIs404(t *testing.T) {
 
 func TestWriteTimeout(t *testing.T) {
 	// The server's handler stops reading, so TCP fills up and the client's Send blocks.
-	srv := newRecorder()
-	srv.blockCh = make(chan struct{})
-	defer close(srv.blockCh)
+	release := make(chan struct{})
+	defer close(release) // before the listener closes: Listener.Close waits for handlers
+	srv := &transporttest.Recorder{OnReceive: func(transport.Conn, transport.Channel, []byte) { <-release }}
 	cli, _, _, cc := pair(t, transport.Options{"write_timeout_ms": "200"}, srv)
 	msg := make([]byte, 64<<10)
 	var err error
@@ -245,41 +173,13 @@ func TestWriteTimeout(t *testing.T) {
 	if !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("blocked send: got %v, want ErrClosed", err)
 	}
-	if err := waitDisc(t, cli, "client"); err == nil || !strings.Contains(err.Error(), "write blocked") {
+	if err := cli.NextReason(t, "client", 3*time.Second); err == nil || !strings.Contains(err.Error(), "write blocked") {
 		t.Fatalf("client disconnect reason %v, want the write timeout", err)
 	}
 }
 
 func TestNoGoroutineLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
-	func() {
-		tr, _ := New(nil)
-		ln, err := tr.Listen("127.0.0.1:0", newRecorder())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 5 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c, err := tr.Dial(ctx, ln.Addr(), newRecorder())
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = c.Send(transport.Reliable, []byte("x"))
-			if i%2 == 0 {
-				_ = c.Close()
-			}
-		}
-		_ = ln.Close()
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	transporttest.NoGoroutineLeak(t, transporttest.New(t, "ws", nil))
 }
 
 // BenchmarkSend100 measures one 100 B Send plus its delivery (allocations per message

@@ -2,7 +2,9 @@
 
     data/raw/<campaign>/plan.json                  the expanded campaign (seed, order, cells)
     data/raw/<campaign>/<cell-id>/<run-id>/        the harness's run directory (only when ok)
-    data/raw/<campaign>/<cell-id>/<run-id>.failed/ every failed attempt, kept (harness)
+    data/raw/<campaign>/<cell-id>/<run-id>.failed/ every failed attempt, kept (harness):
+        <time>-<pid>[-<n>]/                        one attempt (attempt_dir)
+        <time>-stale/                              a leftover found in <run-id>/ (stale_dir)
     data/raw/<campaign>/<cell-id>/<run-id>.json    the run's record: Snakemake's output
     data/raw/<campaign>/<cell-id>/.<run-id>.tmp-<pid>/  a run in flight, written by process pid
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +55,34 @@ def record_of(out: Path) -> Path:
 def failed_dir(out: Path) -> Path:
     """Where the harness keeps the failed attempts of the run directory out."""
     return out.parent / f"{out.name}{FAILED_SUFFIX}"
+
+
+def attempt_dir(out: Path, pid: int) -> Path:
+    """A new name, not yet taken, for a failed attempt of the run directory out by process pid:
+    the time and pid (failed_attempts sorts by it), plus a count when one process keeps two
+    attempts within a second."""
+    base = f"{_stamp()}-{pid}"
+    dest, n = failed_dir(out) / base, 1
+    while dest.exists():
+        n += 1
+        dest = failed_dir(out) / f"{base}-{n}"
+    return dest
+
+
+def stale_dir(out: Path) -> Path:
+    """Where a leftover found in the run directory out (partial or failed) is set aside, among
+    its failed attempts, so that an ok run never mixes with it."""
+    return failed_dir(out) / f"{_stamp()}-stale"
+
+
+def _stamp() -> str:
+    # Local time to the second: attempt names sort oldest first.
+    return time.strftime("%Y%m%dT%H%M%S")
+
+
+def work_dir(out: Path, pid: int) -> Path:
+    """Where process pid writes the run out until it is complete (work_dirs finds it)."""
+    return out.parent / f".{out.name}{WORK_MARK}{pid}"
 
 
 def work_dirs(out: Path) -> list[tuple[Path, int]]:

@@ -4,11 +4,15 @@ workflow/campaigns/nightly.yaml runs through Snakemake as the nightly job runs i
 included; the record keeps its wall time against the 30-minute budget, every cell's minimum
 detectable effect (stats/power.py, as the report's cells table states it) for RTT p50 and server
 CPU, and the comparisons between library versions of one transport that the night itself makes.
-The raw data stay in data/bench-runs/nightly-<stamp>/ for inspection.
+The raw data stay in data/bench-runs/nightly-<stamp>/ (a scratch directory, scratch.py) for
+inspection.
+
+    netstick bench nightly   -> data/bench/nightly.json
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from pathlib import Path
@@ -16,8 +20,10 @@ from typing import Any
 
 import polars as pl
 
+from workflow.bench import options, record, scratch, versions
+from workflow.bench.targets import target_rows, targets_text
 from workflow.campaign import expand as campaigns
-from workflow.cli.bench import campaign, record, versions
+from workflow.files import REPO
 
 CAMPAIGN = "nightly"
 METRICS = ("rtt_net_p50_us", "server_cpu_cores")
@@ -52,7 +58,7 @@ def run(out: Path, repo: Path) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     root = repo / "data" / "bench-runs" / f"nightly-{stamp}"
     plan = campaigns.plan(CAMPAIGN)
-    wall_s = campaign.run_through_snakemake(repo, root, CAMPAIGN)
+    wall_s = scratch.complete(root, CAMPAIGN)
     results = root / "data" / "results" / plan.name
     effects = cell_effects(results)
     comps = versions.version_comparisons(results, METRICS, versions_only=True)
@@ -73,6 +79,19 @@ def run(out: Path, repo: Path) -> dict[str, Any]:
         "cells": effects,
         "version_comparisons": comps,
         "raw": str(root),
-        "targets": record.target_rows(measured, TARGETS),
+        "targets": target_rows(measured, TARGETS),
     }
     return record.write(out, "bench-nightly", body, repo=repo)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "nightly.json")
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, REPO)
+    if doc["version_comparisons"]:
+        print(versions.comparisons_text(doc["version_comparisons"]))
+    print(targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0

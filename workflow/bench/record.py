@@ -2,13 +2,10 @@
 tables.
 
 Every benchmark writes its document through `write`: schema version and benchmark name first,
-the provenance of the numbers (workflow.harness.provenance), paths inside the repository made
+the provenance of the numbers (workflow.harness.environment), paths inside the repository made
 relative to it (the results are committed), written atomically and strictly (a statistic that
-could not be computed is null, never NaN). Targets are judged by `target_rows` and shown by
-`targets_markdown` (the README's tables) or `targets_text` (the terminal); result tables by
-`markdown_table` and `text_table`.
-
-    netstick bench show data/bench/prototypes.json   # the README's tables
+could not be computed is null, never NaN). Result tables are made by `markdown_table` (the
+README's, see show.py) and `text_table` (the terminal's); the targets' by targets.py.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from workflow.files import REPO, repo_relative, write_json
-from workflow.harness import provenance
+from workflow.harness import environment
 
 RESULT_SCHEMA = 1
 MISSING = "—"  # a value that was not measured, in every table
@@ -43,84 +40,12 @@ def write(
     doc: dict[str, Any] = {
         "schema": schema,
         "benchmark": benchmark,
-        "provenance": dict(prov) if prov is not None else provenance.collect(repo, binary),
+        "provenance": dict(prov) if prov is not None else environment.collect(repo, binary),
         **body,
     }
     doc = repo_relative(doc, repo)
     write_json(out, doc, sort_keys=False, strict=True)
     return doc
-
-
-# -- targets --------------------------------------------------------------------------------------
-
-
-def passes(op: str, threshold: float, value: float) -> bool:
-    if op == "<=":
-        return value <= threshold
-    if op == ">=":
-        return value >= threshold
-    raise ValueError(f"target operator {op!r}: expected '<=' or '>='")
-
-
-def target_rows(
-    measured: Mapping[str, Any], targets: Mapping[str, tuple[str, float, str]]
-) -> list[dict[str, Any]]:
-    """Each target (metric -> (op, threshold, what)) with its measured value and verdict; a
-    missing value fails."""
-    return [
-        {
-            "metric": metric,
-            "op": op,
-            "threshold": threshold,
-            "what": what,
-            "measured": measured.get(metric),
-            "pass": measured.get(metric) is not None and passes(op, threshold, measured[metric]),
-        }
-        for metric, (op, threshold, what) in targets.items()
-    ]
-
-
-def _measured_text(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, int | float) else "not measured"
-
-
-def _scope(row: Mapping[str, Any]) -> str:
-    """Which cell a target row is about, when it is about one (bench-prototypes)."""
-    if "transport" in row:
-        return f"{row['transport']} {row['players']} players"
-    return ""
-
-
-def targets_text(rows: Sequence[Mapping[str, Any]]) -> str:
-    """One line per target for the terminal: verdict, metric, measured, required, and why."""
-    lines = []
-    for t in rows:
-        head = f"{'PASS' if t['pass'] else 'FAIL'}  {t['metric']:<28}"
-        scope = _scope(t)
-        if scope:
-            head += f" {scope:<20}"
-        why = t.get("note") or t.get("what") or ""
-        lines.append(
-            f"{head} {_measured_text(t['measured']):>12} (target {t['op']} {t['threshold']:g})"
-            + (f": {why}" if why else "")
-        )
-    return "\n".join(lines)
-
-
-def targets_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The targets as a Markdown table: measured, required, verdict (failures in bold)."""
-    scoped = any("transport" in t for t in rows)
-    header = ["target", *(["transport", "players"] if scoped else []), "measured", "required"]
-    body = []
-    for t in rows:
-        cells = [str(t["metric"])]
-        if scoped:
-            cells += [str(t.get("transport", "")), str(t.get("players", ""))]
-        cells += [_measured_text(t["measured"]), f"{t['op']} {t['threshold']:g}"]
-        cells.append("pass" if t["pass"] else "**fail**")
-        body.append(cells)
-    numeric = [False, *([False, True] if scoped else []), True, True, False]
-    return markdown_table([*header, "verdict"], body, numeric)
 
 
 # -- result tables --------------------------------------------------------------------------------
@@ -216,11 +141,3 @@ def _looks_numeric(cell: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def markdown(doc: Mapping[str, Any]) -> str:
-    """A bench record as the README quotes it: the records table where there is one (medians
-    of the repetitions), then the targets."""
-    parts = [records_markdown(doc["records"])] if doc.get("records") else []
-    parts.append(targets_markdown(doc.get("targets", [])))
-    return "\n\n".join(parts)

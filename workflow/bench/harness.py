@@ -7,11 +7,13 @@
 - emulator: RTT added by the user-space emulator in pass-through (lan-emulated against lan),
   the error of an injected 25 ms each way at p50, and 200 players at 60 Hz through it: its CPU
   and drops.
+
+    netstick bench harness   -> data/bench/harness.json
 """
 
 from __future__ import annotations
 
-import csv
+import argparse
 import json
 import statistics
 import time
@@ -21,9 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from monitors.sampler import read_monitor
 from prototypes.contract.logs import read_rtt_logs
-from workflow.campaign import layout
-from workflow.cli.bench import record
+from workflow import layout
+from workflow.bench import options, record
+from workflow.bench.targets import target_rows, targets_text
+from workflow.files import REPO
 from workflow.harness import cell as cells
 from workflow.harness import run as harness
 
@@ -64,11 +69,7 @@ def _rtt_p50_ms(run: Path, kind: str = "net") -> float:
 
 def _monitor_jitter_ms(run: Path, interval_s: float) -> list[float]:
     """|gap between consecutive samples - interval| of the server's rows, in ms."""
-    times: list[int] = []
-    with (run / "monitor.csv").open() as f:
-        for row in csv.DictReader(f):
-            if row["proc"] == "server":
-                times.append(int(row["t_unix_ns"]))
+    times = [s.t_unix_ns for s in read_monitor(run) if s.proc == "server"]
     gaps = np.diff(np.array(times, dtype=np.int64)) / 1e6
     return [abs(g - interval_s * 1000) for g in gaps.tolist()]
 
@@ -160,10 +161,18 @@ def run(
         "divided by the run's wall time: an upper bound of its cost during the window",
     }
 
-    body = {"measured": measured, "runs": runs, "targets": record.target_rows(measured, TARGETS)}
+    body = {"measured": measured, "runs": runs, "targets": target_rows(measured, TARGETS)}
     return record.write(out, "bench-harness", body, repo=repo)
 
 
-def summary(doc: dict[str, Any]) -> str:
-    """Each target's verdict, for the terminal."""
-    return record.targets_text(doc["targets"])
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "harness.json")
+    p.add_argument("--raw-dir", type=Path, default=options.DATA / "raw" / "bench-harness")
+    p.add_argument("--repetitions", type=options.positive_int, default=3)
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, args.raw_dir, REPO, args.repetitions)
+    print(targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0

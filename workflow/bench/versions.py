@@ -7,50 +7,46 @@ the statistics stage compares the versions of each transport (ratio of medians w
 interval, Cliff's delta, BH-adjusted Mann-Whitney p). The record keeps every comparison: a real
 difference where the interval excludes 1 and the adjusted p is below 0.05, else the bound on it
 (the interval).
+
+    netstick bench versions   -> data/bench/versions.json
 """
 
 from __future__ import annotations
 
+import argparse
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
-from workflow.cli.bench import campaign, record
+from workflow.bench import options, record, scratch
+from workflow.files import REPO
 
 VERSIONS = {"kcp": ["pinned", "v5.7.5"], "quic": ["pinned", "v0.60.0"]}
 METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores")
 
 
 def campaign_doc() -> dict[str, Any]:
-    return {
-        "name": "bench-versions",
-        "description": "kcp-go and quic-go: the pinned version against one other, side by side",
-        "seed": 20261126,
-        "repetitions": 6,
-        "defaults": {"duration_s": 12, "tick_rate_hz": 60, "network_profile": "lan"},
-        "matrix": [
-            {
-                "name": "versions",
-                "prototypes": [
-                    {"name": "reference", "transports": list(VERSIONS), "versions": VERSIONS}
-                ],
-                "players": [100],
-                "workloads": [{"name": "active"}],
-            }
-        ],
-    }
+    return scratch.campaign_doc(
+        "bench-versions",
+        "kcp-go and quic-go: the pinned version against one other, side by side",
+        {"name": "reference", "transports": list(VERSIONS), "versions": VERSIONS},
+        block="versions",
+        seed=20261126,
+        repetitions=6,
+        defaults={"duration_s": 12, "tick_rate_hz": 60, "network_profile": "lan"},
+        players=[100],
+        workloads=["active"],
+    )
 
 
 def run(out: Path, repo: Path) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     root = repo / "data" / "bench-runs" / f"versions-{stamp}"
     (root / "work").mkdir(parents=True)
-    camp = root / "bench-versions.yaml"
-    camp.write_text(yaml.safe_dump(campaign_doc(), sort_keys=False))
-    wall_s = campaign.run_through_snakemake(repo, root, camp)
+    wall_s = scratch.complete(root, scratch.campaign_file(root, campaign_doc()))
     rows = version_comparisons(root / "data" / "results" / "bench-versions")
     body = {
         "measured": {
@@ -95,3 +91,24 @@ def version_comparisons(
             }
         )
     return rows
+
+
+def comparisons_text(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per comparison for the terminal: ratio b/a with its interval and verdict."""
+    return "\n".join(
+        f"{r['a']} -> {r['b']} {r['metric']}: {r['ratio_b_over_a']:.3f} "
+        f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}"
+        for r in rows
+    )
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "versions.json")
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, REPO)
+    if doc["comparisons"]:
+        print(comparisons_text(doc["comparisons"]))
+    print(f"results in {args.out}")
+    return 0

@@ -6,23 +6,27 @@
   harness's set-up and tear-down, table and report);
 - `snakemake -n` of every shipped campaign (median of 3), the largest one against its target.
 
-The quick campaign's raw data stay in data/bench-runs/<stamp>/ for inspection.
+Both run Snakemake in a scratch directory (scratch.py): the quick campaign's raw data stay in
+data/bench-runs/<stamp>/ for inspection, the dry runs' state in data/bench-runs/<stamp>/dry/.
+
+    netstick bench campaign   -> data/bench/campaign.json
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workflow.bench import options, record, scratch
+from workflow.bench.targets import target_rows, targets_text
 from workflow.campaign import expand as campaigns
-from workflow.cli.bench import record
+from workflow.files import REPO
 
 TARGETS = {
     "quick_outside_windows_share": ("<=", 0.10, "quick campaign: wall time outside windows"),
@@ -31,47 +35,12 @@ TARGETS = {
 }
 
 
-def _snakemake(repo: Path, work: Path, *args: str) -> list[str]:
-    return [
-        str(Path(sys.executable).with_name("snakemake")),
-        "-s", str(repo / "Snakefile"), "-d", str(work), *args,
-    ]  # fmt: skip
-
-
-def run_through_snakemake(
-    repo: Path, root: Path, campaign: str | Path, timeout_s: float = 3600
-) -> float:
-    """Run a campaign for real through Snakemake as `make run` does, its data and report under
-    root (root/data, root/report, Snakemake's state in root/work, its output in
-    root/snakemake.log); returns the wall seconds from Snakemake's start to the report."""
-    work = root / "work"
-    work.mkdir(parents=True, exist_ok=True)
-    t0 = time.monotonic()
-    res = subprocess.run(
-        _snakemake(
-            repo, work, "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
-            f"report_dir={root / 'report'}",
-        ),
-        cwd=repo, capture_output=True, text=True, timeout=timeout_s,
-    )  # fmt: skip
-    wall_s = time.monotonic() - t0
-    (root / "snakemake.log").write_text(res.stdout + res.stderr)
-    if res.returncode != 0:
-        raise RuntimeError(f"the {campaign} campaign failed; see {root / 'snakemake.log'}")
-    return wall_s
-
-
-def dry_run_s(repo: Path, work: Path, name: str, repetitions: int = 3) -> float:
+def dry_run_s(root: Path, name: str, repetitions: int = 3) -> float:
+    """The median wall time of `snakemake -n` of the named campaign, under root."""
     times = []
     for _ in range(repetitions):
         t0 = time.monotonic()
-        res = subprocess.run(
-            _snakemake(
-                repo, work, "-n", "--config", f"campaign={name}",
-                f"data_dir={work / 'dry-data'}", f"report_dir={work / 'dry-report'}",
-            ),
-            cwd=repo, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        res = scratch.run(root, name, "-n", timeout_s=300)
         times.append(time.monotonic() - t0)
         if res.returncode != 0:
             raise RuntimeError(f"snakemake -n campaign={name} failed:\n{res.stdout[-2000:]}")
@@ -87,19 +56,18 @@ def run(
 ) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     root = repo / "data" / "bench-runs" / stamp
-    work = root / "work"
-    work.mkdir(parents=True)
+    root.mkdir(parents=True)
 
     dry: dict[str, dict[str, Any]] = {}
     for name in campaigns.available_campaigns():
         plan = campaigns.plan(name)
-        dry[name] = {"runs": len(plan.runs), "dry_run_s": round(dry_run_s(repo, work, name), 2)}
+        dry[name] = {"runs": len(plan.runs), "dry_run_s": round(dry_run_s(root / "dry", name), 2)}
         progress(f"dry run {name}: {dry[name]['runs']} runs, {dry[name]['dry_run_s']} s")
     largest = max(dry, key=lambda n: dry[n]["runs"])
 
     progress(f"running the {campaign} campaign (raw data in {root})")
     t0_unix = time.time()
-    wall_s = run_through_snakemake(repo, root, campaign)
+    wall_s = scratch.complete(root, campaign)
     raw = root / "data" / "raw" / campaign
     summary_doc = json.loads((raw / "summary.json").read_text())
     recs = [json.loads(p.read_text()) for p in sorted(raw.glob("*/r*.json"))]
@@ -132,6 +100,17 @@ def run(
         "measured": measured,
         "dry_runs": dry,
         "raw": str(root),
-        "targets": record.target_rows(measured, TARGETS),
+        "targets": target_rows(measured, TARGETS),
     }
     return record.write(out, "bench-campaign", body, repo=repo)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "campaign.json")
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, REPO)
+    print(targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0

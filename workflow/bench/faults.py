@@ -14,14 +14,17 @@ Each fault is injected once into its own small campaign, in its own directory:
 
 Per fault the drill records the status it expected and the one it got, the processes and
 network namespaces left behind (orphans), and the finished runs lost or changed (their record
-and run directory hashed before the fault and after the recovery). The tests in
+and run directory hashed before the fault and after the recovery: scratch.finished). Each
+campaign runs in a scratch directory of its own (scratch.py). The tests in
 tests/python/test_faults.py call the same functions and assert each outcome.
+
+    netstick bench faults   -> data/bench/faults.json
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import hashlib
 import itertools
 import json
 import os
@@ -35,15 +38,18 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import yaml
 
-from workflow.cli.bench import record
+from workflow import layout
+from workflow.bench import options, record, scratch
+from workflow.bench.scratch import finished, lost_and_changed
+from workflow.bench.targets import target_rows, targets_text
+from workflow.campaign import expand as campaigns
+from workflow.campaign import progress
 from workflow.files import REPO
 from workflow.harness import netns
 
 REFERENCE = REPO / "prototypes" / "reference" / "prototype.yaml"
 NETSTICK = Path(sys.executable).with_name("netstick")
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 WAIT_S = 120.0  # the longest any step of the drill waits for a campaign to get somewhere
 
 
@@ -72,63 +78,43 @@ def campaign_file(
     root: Path, name: str, *, repetitions: int, duration_s: float, defaults: Any = None
 ) -> Path:
     """A one-cell campaign of the reference prototype over TCP, 2 idle players."""
-    doc = {
-        "name": name,
-        "description": f"fault drill: {name}",
-        "seed": 11,
-        "repetitions": repetitions,
-        "defaults": (
+    doc = scratch.campaign_doc(
+        name,
+        f"fault drill: {name}",
+        {"name": "reference", "manifest": str(REFERENCE), "transports": ["tcp"]},
+        block="drill",
+        seed=11,
+        repetitions=repetitions,
+        defaults=(
             defaults
             if defaults is not None
             else {"duration_s": duration_s, "network_profile": "lan", "baseline_s": 0}
         ),
-        "matrix": [
-            {
-                "name": "drill",
-                "prototypes": [
-                    {"name": "reference", "manifest": str(REFERENCE), "transports": ["tcp"]}
-                ],
-                "players": [2],
-                "workloads": [{"name": "idle"}],
-            }
-        ],
-    }
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def _snakemake_argv(root: Path, campaign: Path, *extra: str) -> list[str]:
-    return [
-        str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-d", str(root / "work"), *extra,
-        "--config", f"campaign={campaign}", f"data_dir={root / 'data'}",
-        f"report_dir={root / 'report'}", "retries=0",
-    ]  # fmt: skip
+    )
+    return scratch.campaign_file(root, doc)
 
 
 def _snakemake(root: Path, campaign: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
-        _snakemake_argv(root, campaign, *extra),
-        cwd=REPO, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+    return scratch.run(root, campaign, *extra, config=["retries=0"], timeout_s=900)
 
 
 def _snakemake_popen(root: Path, campaign: Path) -> subprocess.Popen[str]:
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    log = (root / "snakemake-1.log").open("w")
-    return subprocess.Popen(
-        _snakemake_argv(root, campaign),
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,  # its own process group: the drill signals it alone
-    )  # fmt: skip
+    # Its own process group: the drill signals it alone.
+    return scratch.popen(root, campaign, config=["retries=0"], log=root / "snakemake-1.log")
 
 
-def _run_one(root: Path, campaign: Path, key: str) -> subprocess.Popen[str]:
+def _planned(root: Path, campaign: Path) -> tuple[Path, list[str]]:
+    """The campaign's plan.json written under root/data as the workflow writes it, and its run
+    keys in run order (r1, r2, ...)."""
+    plan = campaigns.plan(campaign)
+    path = progress.write_plan(plan, root / "data" / "raw")
+    return path, [r.key for r in sorted(plan.runs, key=lambda r: r.run_id)]
+
+
+def _run_one(plan: Path, key: str) -> subprocess.Popen[str]:
+    """One run of the plan as a Snakemake job runs it, attempt 1 of 2."""
     return subprocess.Popen(
-        [str(NETSTICK), "campaign", "run-one", str(campaign), key,
-         "--data-dir", str(root / "data"), "--attempt", "1", "--attempts", "2"],
+        [str(NETSTICK), "campaign", "run-one", str(plan), key, "--attempt", "1", "--attempts", "2"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
     )  # fmt: skip
@@ -138,16 +124,8 @@ def _raw(root: Path, campaign: Path) -> Path:
     return root / "data" / "raw" / campaign.stem
 
 
-def _records(raw: Path) -> dict[str, dict[str, Any]]:
-    out = {}
-    for path in sorted(raw.glob("*/r*.json")):
-        with contextlib.suppress(OSError, ValueError):
-            out[f"{path.parent.name}/{path.stem}"] = json.loads(path.read_text())
-    return out
-
-
 def _in_flight(raw: Path) -> list[Path]:
-    return sorted(raw.glob("*/.r*.tmp-*"))
+    return sorted(raw.glob(f"*/.r*{layout.WORK_MARK}*"))
 
 
 def _wait(what: str, done: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
@@ -156,32 +134,6 @@ def _wait(what: str, done: Callable[[], bool], timeout_s: float = WAIT_S) -> Non
         if time.monotonic() > deadline:
             raise TimeoutError(f"fault drill: {what} did not happen within {timeout_s:g} s")
         time.sleep(0.1)
-
-
-def _digest(path: Path) -> str:
-    """One hash of a file or of a directory's every file (names and bytes)."""
-    h = hashlib.sha256()
-    paths = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for p in paths:
-        h.update(str(p.relative_to(path.parent)).encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()
-
-
-def finished(raw: Path) -> dict[str, str]:
-    """The finished runs (record with status ok): run key -> hash of record and run directory."""
-    out = {}
-    for key, rec in _records(raw).items():
-        if rec.get("status") == "ok":
-            cell, run = key.split("/")
-            out[key] = _digest(raw / cell / f"{run}.json") + _digest(raw / cell / run)
-    return out
-
-
-def lost_and_changed(before: dict[str, str], after: dict[str, str]) -> tuple[int, int]:
-    lost = sum(1 for k in before if k not in after)
-    changed = sum(1 for k in before if k in after and after[k] != before[k])
-    return lost, changed
 
 
 def orphans(root: Path) -> list[str]:
@@ -245,7 +197,7 @@ def workflow_sigkill(root: Path) -> FaultResult:
     camp = campaign_file(root, "drill-sigkill", repetitions=3, duration_s=3)
     raw = _raw(root, camp)
     proc = _snakemake_popen(root, camp)
-    _wait("a first record", lambda: len(_records(raw)) >= 1 or proc.poll() is not None)
+    _wait("a first record", lambda: len(scratch.records(raw)) >= 1 or proc.poll() is not None)
     _wait("a second run in flight", lambda: bool(_in_flight(raw)) or proc.poll() is not None)
     before = finished(raw)
     os.kill(proc.pid, signal.SIGKILL)  # Snakemake alone: its job goes on, orphaned
@@ -254,7 +206,7 @@ def workflow_sigkill(root: Path) -> FaultResult:
     unlock = _snakemake(root, camp, "--unlock")
     res = _snakemake(root, camp)
     (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
-    recs = _records(raw)
+    recs = scratch.records(raw)
     overlaps = windows_overlap(raw)
     lost, changed = lost_and_changed(before, finished(raw))
     ok = sum(1 for r in recs.values() if r.get("status") == "ok")
@@ -279,7 +231,7 @@ def group_sigint(root: Path) -> FaultResult:
     camp = campaign_file(root, "drill-sigint", repetitions=3, duration_s=3)
     raw = _raw(root, camp)
     proc = _snakemake_popen(root, camp)
-    _wait("a first record", lambda: len(_records(raw)) >= 1 or proc.poll() is not None)
+    _wait("a first record", lambda: len(scratch.records(raw)) >= 1 or proc.poll() is not None)
     _wait("a second run in flight", lambda: bool(_in_flight(raw)) or proc.poll() is not None)
     before = finished(raw)
     os.killpg(proc.pid, signal.SIGINT)
@@ -287,7 +239,7 @@ def group_sigint(root: Path) -> FaultResult:
     left_after_stop = orphans(root)
     res = _snakemake(root, camp)
     (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
-    recs = _records(raw)
+    recs = scratch.records(raw)
     ok = sum(1 for r in recs.values() if r.get("status") == "ok")
     lost, changed = lost_and_changed(before, finished(raw))
     return FaultResult(
@@ -307,13 +259,14 @@ def _signal_in_window(root: Path, name: str, marker: str, sig: int) -> tuple[dic
     (``server`` or ``client``) two seconds into the window; its record and run-one's process."""
     camp = campaign_file(root, name, repetitions=1, duration_s=6)
     raw = _raw(root, camp)
-    from workflow.campaign import expand as campaigns
-
-    (run,) = campaigns.plan(camp).runs
-    proc = _run_one(root, camp, run.key)
+    plan, (key,) = _planned(root, camp)
+    proc = _run_one(plan, key)
     _wait(
         "the players connected",
-        lambda: any(raw.glob("*/.r1.tmp-*/logs/client-0.rtt.csv")) or proc.poll() is not None,
+        lambda: (
+            any(raw.glob(f"*/.r1{layout.WORK_MARK}*/logs/client-0.rtt.csv"))
+            or proc.poll() is not None
+        ),
     )
     time.sleep(2.0)
     victims = _processes(root, marker)
@@ -321,7 +274,7 @@ def _signal_in_window(root: Path, name: str, marker: str, sig: int) -> tuple[dic
         with contextlib.suppress(psutil.Error):
             victim.send_signal(sig)
     _out, err = proc.communicate(timeout=WAIT_S)
-    rec = _records(raw).get(run.key, {})
+    rec = scratch.records(raw).get(key, {})
     return rec, {"victims": len(victims), "exit": proc.returncode, "stderr": err[-2000:]}
 
 
@@ -362,8 +315,13 @@ def player_sigstop(root: Path) -> FaultResult:
 
 
 def _attempt_status(root: Path, name: str) -> dict[str, Any]:
-    paths = sorted((root / "data" / "raw" / name).glob("*/r1.failed/*/status.json"))
-    return json.loads(paths[-1].read_text()) if paths else {}
+    return _last_attempt(layout.campaign_dir(name, root / "data" / "raw"), "r1")
+
+
+def _last_attempt(raw: Path, run_id: str) -> dict[str, Any]:
+    """The status.json of the last failed attempt of run run_id the harness kept, or {}."""
+    attempts = [a for cell in sorted(raw.glob("*/")) for a in layout.failed_attempts(cell / run_id)]
+    return (attempts[-1].status or {}) if attempts else {}
 
 
 def disk_full(root: Path) -> FaultResult:
@@ -374,30 +332,30 @@ def disk_full(root: Path) -> FaultResult:
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(disk)], check=True)
     try:
         camp = campaign_file(root, "drill-disk", repetitions=3, duration_s=4)
-        from workflow.campaign import expand as campaigns
-
-        keys = [r.key for r in sorted(campaigns.plan(camp).runs, key=lambda r: r.run_id)]
+        plan, keys = _planned(disk, camp)
         raw = disk / "data" / "raw" / camp.stem
-        first = _run_one(disk, camp, keys[0])
+        first = _run_one(plan, keys[0])
         first.communicate(timeout=WAIT_S)
         before = finished(raw)
         filler = disk / "filler"
         _fill(filler)
-        full_before = _run_one(disk, camp, keys[1])
+        full_before = _run_one(plan, keys[1])
         _, err_before = full_before.communicate(timeout=WAIT_S)
         filler.unlink()
-        during = _run_one(disk, camp, keys[2])
+        during = _run_one(plan, keys[2])
         _wait(
             "the third run's players connected",
-            lambda: any(raw.glob("*/.r3.tmp-*/logs/client-0.rtt.csv")) or during.poll() is not None,
+            lambda: (
+                any(raw.glob(f"*/.r3{layout.WORK_MARK}*/logs/client-0.rtt.csv"))
+                or during.poll() is not None
+            ),
         )
         _fill(filler)
         _, err_during = during.communicate(timeout=WAIT_S)
         filler.unlink()
-        failed = sorted(raw.glob("*/r3.failed/*/status.json"))
-        during_reason = json.loads(failed[-1].read_text()).get("reason") if failed else None
-        leaked = [str(p) for p in raw.glob("*/.r*.tmp-*")]
-        recs = _records(raw)
+        during_reason = _last_attempt(raw, "r3").get("reason")
+        leaked = [str(p) for p in _in_flight(raw)]
+        recs = scratch.records(raw)
         lost, changed = lost_and_changed(before, finished(raw))
         rec3 = recs.get(keys[2])
         # Removing the attempt's partial files frees space: its record usually fits, and says
@@ -510,6 +468,17 @@ def run(out: Path, repo: Path, *, progress: Callable[[str], None] = print) -> di
         "measured": measured,
         "faults": results,
         "raw": str(root),
-        "targets": record.target_rows(measured, targets),
+        "targets": target_rows(measured, targets),
     }
     return record.write(out, "bench-faults", body, repo=repo)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "faults.json")
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, REPO)
+    print(targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0

@@ -11,10 +11,13 @@
    groupby quantile over the window, with their environment's pandas 2.2.1 (and, for
    comparison, this project's pandas), on a subset campaign (--subset rows, 10 million by
    default), against step 2 on the same subset, so the speed-up compares equal rows.
+
+    netstick bench stats [--samples N] [--subset N]   -> data/bench/stats.json
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -28,6 +31,8 @@ import numpy as np
 import polars as pl
 
 from prototypes.contract.columns import RTT_COLUMNS
+from workflow.bench import options, record
+from workflow.bench.targets import target_rows, targets_text
 from workflow.files import REPO
 
 RESULT_SCHEMA = 2
@@ -163,8 +168,6 @@ def _bytes(root: Path, pattern: str) -> int:
 
 
 def run(out: Path, work: Path, samples: int, subset: int = 10_000_000) -> dict[str, Any]:
-    from workflow.cli.bench import record
-
     scratch = (work / "raw", work / "results")  # the bench's own: cleared before and after
     for d in scratch:
         shutil.rmtree(d, ignore_errors=True)
@@ -198,8 +201,32 @@ def run(out: Path, work: Path, samples: int, subset: int = 10_000_000) -> dict[s
         .stat()
         .st_size,
     }
-    body = {"measured": measured, "targets": record.target_rows(measured, TARGETS)}
+    body = {"measured": measured, "targets": target_rows(measured, TARGETS)}
     doc = record.write(out, "bench-stats", body, schema=RESULT_SCHEMA, repo=REPO)
     for d in scratch:
         shutil.rmtree(d)
     return doc
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "stats.json")
+    p.add_argument("--work", type=Path, default=options.DATA / "bench-runs" / "stats")
+    p.add_argument(
+        "--samples",
+        type=options.positive_int,
+        default=100_000_000,
+        help="RTT samples of the timed campaign, in runs of 100 000 (default 100 million)",
+    )
+    p.add_argument(
+        "--subset",
+        type=options.positive_int,
+        default=10_000_000,
+        help="RTT samples both the pipeline and pandas read (default 10 million)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    doc = run(args.out, args.work, args.samples, args.subset)
+    print(targets_text(doc["targets"]))
+    print(f"results in {args.out}")
+    return 0

@@ -1,8 +1,8 @@
-"""demo: a quick look at every transport on this machine, as one aligned table.
+"""demo (`netstick demo`): a quick look at every transport on this machine, as one aligned table.
 
-Each transport is one run of the harness, as bench-prototypes runs it (stream workload, 100 B
-at 60 Hz, network profile lan), without CPU pinning and with one repetition: the same numbers
-from the same code, only fewer and shorter.
+Each transport is one run of the harness, as bench-prototypes runs it (cells.py: stream
+workload, 100 B at 60 Hz, network profile lan), without CPU pinning and with one repetition:
+the same numbers from the same code, only fewer and shorter.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from workflow.cli.bench import prototypes, record
+from workflow.bench import cells, record
 
 DEMO_PLAYERS = 20
 DEMO_DURATION_S = 6.0
@@ -20,18 +20,18 @@ HEADER = [*(h for h, _, _ in record.RESULT_COLUMNS), "status"]
 def run(
     out_dir: Path,
     *,
-    transports: Sequence[str] = prototypes.TRANSPORTS,
+    transports: Sequence[str] = cells.TRANSPORTS,
     players: int = DEMO_PLAYERS,
     duration_s: float = DEMO_DURATION_S,
     binary: Path | None = None,
-    prototype: Path = prototypes.REFERENCE_MANIFEST,
-    progress: prototypes.Progress = prototypes.print_progress,
+    prototype: Path = cells.REFERENCE_MANIFEST,
+    progress: cells.Progress = cells.print_progress,
 ) -> tuple[str, bool]:
     """Run each transport once; return the table (plus error details) and whether all were ok."""
-    manifest = prototypes.manifest_for(binary, out_dir, prototype)
+    manifest = cells.manifest_for(binary, out_dir, prototype)
     records = []
     for transport in transports:
-        cell = prototypes.bench_cell(
+        cell = cells.bench_cell(
             transport,
             players,
             1,
@@ -41,7 +41,7 @@ def run(
             campaign="demo",
         )
         progress(f"demo: {transport}, {players} players, {duration_s:g} s ...")
-        records.append(prototypes.run_one(cell, out_dir / transport))
+        records.append(cells.run_one(cell, out_dir / transport))
     rows = [
         [*row, "ok" if rec["ok"] else "FAILED"]
         for row, rec in zip(record.result_rows(records, show_errors=False), records, strict=True)

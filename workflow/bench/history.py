@@ -21,21 +21,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
-from stats import history
+from stats.history.decide import DEFAULT_K, confirm, decide, suspected_cells, write_decision
+from stats.history.store import import_night, read_history
+from workflow.bench import options, record, scratch
+from workflow.bench.targets import target_rows, targets_text
 from workflow.campaign import expand as campaigns
-from workflow.cli import history as cli_history
-from workflow.cli.bench import record
-from workflow.files import REPO
+from workflow.campaign.confirm import confirm_campaign
+from workflow.harness.environment import this_machine
 
 NAME = "history-check"
 TARGETS = {
@@ -48,22 +47,18 @@ def campaign_doc(
     transports: Sequence[str], players: int, repetitions: int, duration_s: float, seed: int,
     profile: str | dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
-    return {
-        "name": NAME,
-        "description": "A short night of the reference prototype for the history check.",
-        "seed": seed,
-        "repetitions": repetitions,
-        "defaults": {"duration_s": duration_s, "network_profile": "lan-emulated"},
-        "matrix": [
-            {
-                "name": "night",
-                "prototypes": [{"name": "reference", "transports": list(transports)}],
-                "players": [players],
-                "workloads": [{"name": "active"}],
-                "network_profiles": [profile],
-            }
-        ],
-    }
+    return scratch.campaign_doc(
+        NAME,
+        "A short night of the reference prototype for the history check.",
+        {"name": "reference", "transports": list(transports)},
+        block="night",
+        seed=seed,
+        repetitions=repetitions,
+        defaults={"duration_s": duration_s, "network_profile": "lan-emulated"},
+        players=[players],
+        workloads=["active"],
+        network_profiles=[profile],
+    )
 
 
 def delay_profile(delay_ms: float) -> dict[str, Any]:
@@ -75,20 +70,18 @@ def delay_profile(delay_ms: float) -> dict[str, Any]:
 
 
 def run_campaign(campaign: Path, root: Path, cores: int, timeout_s: float) -> Path:
-    """Snakemake up to the campaign's runs table, in its own data directory under root."""
-    plan = campaigns.plan(campaign)
-    data = root / "data"
-    results = data / "results" / plan.name
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    argv = [
-        str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"),
-        "-d", str(root / "work"), "--cores", str(cores), "--config", f"campaign={campaign}",
-        f"data_dir={data}", f"report_dir={root / 'report'}", "--", str(results / "runs.parquet"),
-    ]  # fmt: skip
-    res = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout_s)
-    if res.returncode != 0 or not (results / "runs.parquet").is_file():
-        tail = "\n".join((res.stdout + res.stderr).splitlines()[-20:])
-        raise RuntimeError(f"campaign {campaign}: snakemake exited {res.returncode}:\n{tail}")
+    """Snakemake up to the campaign's runs table, in a scratch directory root; its results."""
+    results = root / "data" / "results" / campaigns.plan(campaign).name
+    scratch.complete(
+        root,
+        campaign,
+        "--cores",
+        str(cores),
+        targets=[results / "runs.parquet"],
+        timeout_s=timeout_s,
+    )
+    if not (results / "runs.parquet").is_file():
+        raise RuntimeError(f"campaign {campaign}: no {results / 'runs.parquet'}")
     return results
 
 
@@ -116,44 +109,43 @@ def validate(
     duration_s: float = 5.0,
     identical_nights: int = 5,
     delay_ms: float = 1.0,
-    k: int = history.DEFAULT_K,
+    k: int = DEFAULT_K,
     seed: int = 20261126,
     cores: int = 1,
     timeout_s: float = 1800,
 ) -> dict[str, Any]:
     """Run the nights and the confirming re-run under root; the measured document."""
     hist = root / "history"
-    machine = cli_history.this_machine()
+    machine = this_machine()
     shape = (transports, players, repetitions, duration_s, seed)
-    base_file = root / "base" / f"{NAME}.yaml"
-    delay_file = root / "delay" / f"{NAME}.yaml"
-    for path, profile in ((base_file, "lan-emulated"), (delay_file, delay_profile(delay_ms))):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(campaign_doc(*shape, profile=profile), sort_keys=False))
+    base_file = scratch.campaign_file(root / "base", campaign_doc(*shape, profile="lan-emulated"))
+    delay_file = scratch.campaign_file(
+        root / "delay", campaign_doc(*shape, profile=delay_profile(delay_ms))
+    )
     nights: list[dict[str, Any]] = []
 
     def confirmed(doc: dict[str, Any], campaign: Path, mapping: dict[str, str]) -> dict[str, Any]:
         """The decision with the confirming re-run of its suspects (of campaign's own cells)."""
-        if not history.suspected_cells(doc):
+        if not suspected_cells(doc):
             empty = pl.DataFrame({"cell_id": [], "status": [], doc["metric"]: []})
-            return history.confirm(doc, history.read_history(hist, NAME), empty)
+            return confirm(doc, read_history(hist, NAME), empty)
         back = {v: key for key, v in mapping.items()}
         own = dict(doc, cells=[c | {"cell": back.get(c["cell"], c["cell"])} for c in doc["cells"]])
         tag = f"confirm-{doc['night_id']}"
-        conf_file = cli_history.confirm_campaign(own, campaign, root / tag)
+        conf_file = confirm_campaign(own, campaign, root / tag)
         results = run_campaign(conf_file, root / tag, cores, timeout_s)
         rerun = pl.read_parquet(results / "runs.parquet")
         rerun = rerun.with_columns(pl.col("cell_id").replace(mapping))
-        return history.confirm(doc, history.read_history(hist, NAME), rerun)
+        return confirm(doc, read_history(hist, NAME), rerun)
 
     def night(i: int, campaign: Path, mapping: dict[str, str]) -> dict[str, Any]:
         t0 = time.monotonic()
         results = run_campaign(campaign, root / f"night-{i}", cores, timeout_s)
         stamp = f"2026-01-{i + 1:02d}T02:00:00+00:00"  # night order, whatever the clock says
-        history.import_night(results, hist, stamp, machine, mapping)
+        import_night(results, hist, stamp, machine, mapping)
         rec: dict[str, Any] = {"night": i + 1, "wall_s": round(time.monotonic() - t0, 1)}
         if i:
-            doc = history.decide(history.read_history(hist, NAME), k=k)
+            doc = decide(read_history(hist, NAME), k=k)
             t1 = time.monotonic()
             done = confirmed(doc, campaign, mapping)
             rec |= {
@@ -162,7 +154,7 @@ def validate(
                 "cells": _cells_of(done),
             }
             out = root / "decisions" / f"night-{i + 1}" / "regressions.json"
-            history.write_decision(done, history.read_history(hist, NAME), out)
+            write_decision(done, read_history(hist, NAME), out)
         nights.append(rec)
         return rec
 
@@ -179,7 +171,7 @@ def validate(
         "identical_nights_suspected_cells": sum(bool(c["suspected"]) for c in identical),
         "identical_nights_confirmed_cells": sum(bool(c["confirmed"]) for c in identical),
         "delay_night_cells": len(done["cells"]),
-        "delay_night_suspected_cells": len(history.suspected_cells(done)),
+        "delay_night_suspected_cells": len(suspected_cells(done)),
         "delay_night_cells_confirmed_share": (
             sum(bool(c["confirmed"]) for c in done["cells"]) / len(done["cells"])
             if done["cells"]
@@ -206,7 +198,7 @@ def validate(
         "measured": measured,
         "nights": nights,
         "regressions": done,
-        "targets": record.target_rows(measured, TARGETS),
+        "targets": target_rows(measured, TARGETS),
     }
 
 
@@ -219,7 +211,7 @@ def run(out: Path, work: Path, **kwargs: Any) -> dict[str, Any]:
 
 
 def summary(doc: dict[str, Any]) -> str:
-    lines = [record.targets_text(doc["targets"])]
+    lines = [targets_text(doc["targets"])]
     for rec in doc["nights"]:
         cells = ", ".join(
             f"{c['cell']}: ratio {c['ratio']:.3g}" + (" suspected" if c["suspected"] else "")
@@ -230,8 +222,25 @@ def summary(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def cli(args: argparse.Namespace) -> int:
-    """`netstick bench history`."""
+def arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=options.BENCH_DIR / "history.json")
+    p.add_argument("--work", type=Path, default=options.DATA / "bench-runs" / "history")
+    p.add_argument("--transports", default="tcp,udp", help="reference transports (default tcp,udp)")
+    p.add_argument("--players", type=options.positive_int, default=20)
+    p.add_argument(
+        "--repetitions", type=options.positive_int, default=6, help="runs per cell and night"
+    )
+    p.add_argument(
+        "--duration-s", type=options.seconds(0, True), default=5.0, help="window (default 5)"
+    )
+    p.add_argument(
+        "--nights", type=options.positive_int, default=5, help="identical nights (default 5)"
+    )
+    p.add_argument("--delay-ms", type=float, default=1.0, help="one-way delay of the last night")
+    p.add_argument("--cores", type=options.positive_int, default=1, help="snakemake --cores")
+
+
+def main(args: argparse.Namespace) -> int:
     transports = [t for t in args.transports.split(",") if t]
     doc = run(
         args.out, args.work, transports=transports, players=args.players,

@@ -1,0 +1,242 @@
+"""The meta.json of each process (CONTRACT.md section 3.1): its keys and their form, and with a
+manifest the library versions the process recorded.
+
+check_meta also returns what the row checks of the process's other files need (Meta): its role,
+lifetime, players and host.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prototypes.contract.checklogs.rows import Report, Window
+from prototypes.contract.columns import (
+    LOG_FILE_RE,
+    META_KEYS_ALWAYS,
+    META_KEYS_ON_EXIT,
+    META_STATUSES,
+    SCHEMA_VERSION,
+)
+
+if TYPE_CHECKING:
+    from prototypes.contract.manifest import Manifest
+
+EXIT_CODES = range(0, 7)  # CONTRACT.md section 2
+
+# effective_channels values: the channel that carried it, then an optional note in parentheses.
+_CARRIER_RE = re.compile(r"(reliable|unreliable)(?: \(.*\))?")
+LOGICAL_CHANNELS = ("reliable", "unreliable")
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """What the row checks need from a process's meta.json."""
+
+    role: str
+    start_unix_ns: int | None
+    end_unix_ns: int | None
+    first_player: int | None
+    players: int | None
+    host: str | None = None
+
+
+def lifetime_window(meta: Meta | None, path: Path) -> Window:
+    """The t_unix_ns range the rows of path may have: its process's lifetime (unbounded
+    without a readable meta.json)."""
+    if meta is None:
+        return Window(None, None, path)
+    return Window(meta.start_unix_ns, meta.end_unix_ns, path)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _flag_value(args: Sequence[object], flag: str) -> str | None:
+    """Value of a single-dash flag in an argument list (`-flag v` or `-flag=v`), last one wins."""
+    value = None
+    for i, a in enumerate(args):
+        if not isinstance(a, str):
+            continue
+        if a == flag and i + 1 < len(args) and isinstance(args[i + 1], str):
+            value = str(args[i + 1])
+        elif a.startswith(flag + "="):
+            value = a[len(flag) + 1 :]
+    return value
+
+
+def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
+    """Check one process's meta.json; what the row checks need from it, None if unreadable."""
+    name = path.name
+    try:
+        meta: Any = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        report(name, 0, f"not UTF-8 text ({exc.reason})")
+        return None
+    except json.JSONDecodeError as exc:
+        report(name, exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(meta, dict):
+        report(name, 1, f"must be a JSON object, found {type(meta).__name__}")
+        return None
+
+    missing = [k for k in META_KEYS_ALWAYS if k not in meta]
+    if missing:
+        report(name, 0, f"missing keys: {', '.join(missing)}")
+    if meta.get("status") == "exited":
+        missing_exit = [k for k in META_KEYS_ON_EXIT if k not in meta]
+        if missing_exit:
+            report(name, 0, f'status is "exited" but keys are missing: {", ".join(missing_exit)}')
+
+    def want(key: str, ok: bool, expected: str) -> None:
+        if key in meta and not ok:
+            report(name, 0, f"key {key!r} is {json.dumps(meta[key])}, expected {expected}")
+
+    want(
+        "schema",
+        _is_int(meta.get("schema")) and meta.get("schema") == SCHEMA_VERSION,
+        f"{SCHEMA_VERSION} (log schema version)",
+    )
+    want("role", meta.get("role") == role, f'"{role}" (the file is {name})')
+    for key in ("prototype", "transport", "workload", "run_id", "exit_reason"):
+        want(key, isinstance(meta.get(key), str), "a string")
+    want(
+        "host",
+        isinstance(meta.get("host"), str) and meta["host"] != "",
+        "the name of the machine the process ran on (a non-empty string)",
+    )
+    want(
+        "library_versions",
+        isinstance(meta.get("library_versions"), dict)
+        and all(isinstance(v, str) for v in meta["library_versions"].values()),
+        "an object of library name -> version string",
+    )
+    args_ok = (
+        isinstance(meta.get("args"), list)
+        and len(meta["args"]) > 0
+        and all(isinstance(a, str) for a in meta["args"])
+    )
+    want("args", args_ok, "a non-empty list of strings (the program first, then its arguments)")
+    if args_ok:
+        _check_args(name, meta["args"], role, report)
+    for key in ("params", "transport_options"):
+        want(key, isinstance(meta.get(key), dict), "an object")
+    channels = meta.get("effective_channels")
+    want(
+        "effective_channels",
+        isinstance(channels, dict)
+        and sorted(channels) == sorted(LOGICAL_CHANNELS)
+        and all(isinstance(v, str) and _CARRIER_RE.fullmatch(v) for v in channels.values()),
+        'an object with the keys "reliable" and "unreliable", each naming the channel that '
+        'carried it ("reliable" or "unreliable", optionally followed by " (a note)")',
+    )
+    want("seed", _is_int(meta.get("seed")) and meta["seed"] >= 0, "an integer >= 0")
+    want("pid", _is_int(meta.get("pid")) and meta["pid"] > 0, "an integer > 0")
+    want(
+        "start_unix_ns",
+        _is_int(meta.get("start_unix_ns")) and meta["start_unix_ns"] > 0,
+        "an integer > 0 (ns since the Unix epoch)",
+    )
+    want("status", meta.get("status") in META_STATUSES, " or ".join(map(json.dumps, META_STATUSES)))
+    want(
+        "exit_code",
+        _is_int(meta.get("exit_code")) and meta["exit_code"] in EXIT_CODES,
+        "an integer exit code from CONTRACT.md section 2 (0-6)",
+    )
+
+    start = meta.get("start_unix_ns") if _is_int(meta.get("start_unix_ns")) else None
+    end = meta.get("end_unix_ns") if _is_int(meta.get("end_unix_ns")) else None
+    want(
+        "end_unix_ns",
+        end is not None and (start is None or end >= start),
+        "an integer >= start_unix_ns (ns since the Unix epoch)",
+    )
+    if end is not None and start is not None and end < start:
+        end = None
+
+    first_player = players = None
+    args = meta.get("args")
+    if role == "client" and isinstance(args, list):
+        first_text = _flag_value(args, "-first-player") or "0"
+        players_text = _flag_value(args, "-players") or "1"
+        first_player = int(first_text) if first_text.isdigit() else None
+        players = int(players_text) if players_text.isdigit() else None
+        if first_player is not None and proc != f"client-{first_player}":
+            report(
+                name,
+                0,
+                f"args say -first-player {first_player}, so the files must be named "
+                f"client-{first_player}.*, not {proc}.*",
+            )
+    host = meta.get("host") if isinstance(meta.get("host"), str) and meta["host"] else None
+    return Meta(role, start, end, first_player, players, host)
+
+
+def _check_args(name: str, args: list[str], role: str, report: Report) -> None:
+    """args is the command line as received: the program, then the flags (CONTRACT.md 3.1)."""
+    if args[0].startswith("-"):
+        report(
+            name,
+            0,
+            f"args begins with {args[0]!r}: the first element is the program (argv[0]), "
+            "then the arguments as received",
+        )
+    said = _flag_value(args, "-role") or _flag_value(args, "--role")
+    if said != role:
+        report(
+            name,
+            0,
+            f"args hold {'-role ' + said if said else 'no -role'}, but this is the {role}'s "
+            "meta.json: args are the process's own command line",
+        )
+
+
+def report_library_versions(log_dir: Path, manifest: Manifest, report: Report) -> None:
+    """Report the library_versions of each process's meta.json against the manifest's (CONTRACT.md
+    3.1; prototype.schema.json): every library a process records has the version the manifest
+    declares, and the library of the process's own transport is recorded."""
+    for path in sorted(log_dir.glob("*.meta.json")):
+        if LOG_FILE_RE.fullmatch(path.name) is None:
+            continue
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            recorded = meta.get("library_versions")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            continue  # check_log_dir names unreadable files
+        if not isinstance(recorded, dict):
+            continue
+        needed = _transport_library(manifest, meta.get("transport"))
+        for name, declared in manifest.library_versions.items():
+            got = recorded.get(name)
+            if got is None and name != needed:
+                # A library the process's transport does not use may be absent (a build
+                # without the enet transport on a machine without libenet); a different
+                # version of any library is always a violation.
+                continue
+            if got is None:
+                message = (
+                    f"library_versions lacks {name}, which the manifest {manifest.path} "
+                    f"declares as {declared!r}; every process records the versions it runs with"
+                )
+            elif got != declared:
+                message = (
+                    f"library_versions says {name} {got!r} but the manifest {manifest.path} "
+                    f"says {declared!r}: the process ran with another version than declared"
+                )
+            else:
+                continue
+            report(path.name, 0, message)
+
+
+def _transport_library(manifest: Manifest, transport: object) -> str | None:
+    """The library_versions name of the library a transport uses (its manifest `library`
+    without the words after the name: "libenet (Debian 12 libenet-dev)" is libenet)."""
+    if not isinstance(transport, str) or transport not in manifest.transport_names:
+        return None
+    library = manifest.transport(transport).library or ""
+    return library.split(" ", 1)[0] or None

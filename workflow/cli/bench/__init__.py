@@ -1,1 +1,0 @@
-"""The tool measuring itself: `netstick bench NAME` writes data/bench/NAME.json."""
