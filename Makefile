@@ -21,7 +21,7 @@ FUZZ_EXECS ?= 300000
 # Every decoder that reads bytes from the network, as package:FuzzTarget.
 FUZZ_TARGETS := wire:FuzzValidate transport/framing:FuzzReader server:FuzzReceived client:FuzzPlayerReceived
 
-.PHONY: all setup build versions run report demo test test-go test-csharp test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
+.PHONY: all setup build versions run report demo test test-fast test-go test-csharp test-python fuzz lint bench-prototypes bench-harness bench-campaign bench-stats bench-report reanalysis clean
 
 all: build
 
@@ -102,6 +102,11 @@ fuzz: setup
 test-python: build
 	workflow/tools/install-otava.sh
 	$(PY) -m pytest -q
+
+# The unit tier only (tests/python/unit: in-process, a few minutes): for everyday changes. No
+# build, no Go, C# or fuzzing; `make test` stays the gate. One tier: `$(PY) -m pytest -m slurm`.
+test-fast: setup
+	$(PY) -m pytest -q -m "not (e2e or slurm or render or toolchain or perf)"
 
 # The tool measuring itself: `netstick bench NAME` writes data/bench/NAME.json.
 bench-prototypes: build

@@ -61,8 +61,9 @@
           pname = "netstick-ref";
           dir = "prototypes/reference";
           subPackages = [ "cmd/netstick-ref" ];
-          # NAR hash of `go mod vendor`'s output for go.mod/go.sum; tests/python/test_flake.py
-          # recomputes it (and prints the new one after a go.mod change).
+          # NAR hash of `go mod vendor`'s output for go.mod/go.sum;
+          # tests/python/e2e/toolchain/test_flake_eval.py recomputes it (and prints the new one
+          # after a go.mod change).
           vendorHash = "sha256-AyDjVEw6BsDO8elEIWVuquBNIJy17H3CequAYSSI/hU=";
           extra = {
             nativeBuildInputs = [ pkgs.pkg-config ];

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,14 +76,6 @@ RTT_DEFINITION = (
 
 
 # -- small helpers -------------------------------------------------------------------------------
-
-
-def _distinct(values: Iterable[Any]) -> list[Any]:
-    out: list[Any] = []
-    for v in values:
-        if v is not None and v not in out:
-            out.append(v)
-    return out
 
 
 def human_bytes(n: int) -> str:
@@ -313,7 +305,7 @@ def software(facts: dict[str, Any], protos: list[dict[str, Any]]) -> dict[str, A
         first = go_protos[0]
         go_doc = {
             "prototypes": [p["name"] for p in go_protos],
-            "version_in_runs": _distinct(v for p in go_protos for v in p["runtime"])
+            "version_in_runs": list(dict.fromkeys(v for p in go_protos for v in p["runtime"] if v))
             or [f"{NOT_AVAILABLE}: not recorded by the runs"],
             "installed": go.get("installed", NOT_AVAILABLE),
             "go_mod_directive": first.get("go_mod_directive")

@@ -238,9 +238,9 @@ def bootstrap_ci(
     ``method`` is "bca" (default) or "percentile"; same seed, same data -> same interval.
 
     Measured coverage of the 95 % interval of the median (lognormal runs, sigma 0.5, 4 x 1000
-    simulated campaigns, 2000 resamples; tests/python/test_stats_intervals.py): BCa n=10 93.3 %,
-    n=15 92.6 %, n=20 94.0 %, n=40 94.5 % (percentile within 0.5 points of BCa). The bootstrap of
-    a median undercovers slightly at small n; :func:`quantile_ci` has exact coverage.
+    simulated campaigns, 2000 resamples; tests/python/unit/test_stats_intervals.py): BCa n=10
+    93.3 %, n=15 92.6 %, n=20 94.0 %, n=40 94.5 % (percentile within 0.5 points of BCa). The
+    bootstrap of a median undercovers slightly at small n; :func:`quantile_ci` has exact coverage.
     """
     check_level(level)
     if method not in METHODS:

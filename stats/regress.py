@@ -44,7 +44,7 @@ RATIO_METHOD: Final = "percentile"
 # -- change points: otava.analysis.compute_change_points parameters ----------------------------
 # Measured on simulated series of 60 points, 5 % Gaussian noise, one 10 % step placed uniformly
 # in [10, 50] (400 series; a detection counts if within ±3 points), and on stationary series of
-# 60 and 300 points (see tests/python/test_stats_regress.py):
+# 60 and 300 points (see tests/python/unit/test_stats_regress.py):
 #   window 30, p 0.001: recall 0.92, false alarms 0.0011 (60) / 0.0010 (300) per point
 #   window 50, p 0.001: recall 0.94, 0.0010 / 0.0013;  window 60, p 0.001: 0.945, 0.0006 / 0.0011
 #   window 60, p 0.005: recall 0.955, 0.0033 / 0.0043; window 100, p 0.001: 0.95, 0.0006 / 0.0003

@@ -29,7 +29,7 @@ reach about 2 s back into those 5 s). Our t_s = 0 is the moment all players conn
 fixed part of their rule is "drop the first 5 s". (Their RTT logs were not trimmed at all for
 Mirror; the DOTS collector kept frames after all players joined.)
 
-Measured behaviour (tests/python/test_stats_warmup.py; 300 one-second values, N(0, 1) noise, a
+Measured behaviour (tests/python/unit/test_stats_warmup.py; 300 one-second values, N(0, 1) noise, a
 transient 10 * exp(-t / tau) that falls below half the noise SD at T ~ U(20, 40) s, 1000 seeded
 trials): the cut lies in [T - 10 s, T + 35 s] in 93 % of trials (91.6-93.4 % over 5 seeds) and
 is >= T - 10 s in 97-98 %. MSER-5 over-truncates now and then: on pure noise the median cut is 0

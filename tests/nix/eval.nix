@@ -1,7 +1,8 @@
 # Evaluates flake.nix's outputs without nixpkgs: `lib` is nixpkgs.lib when given (a path to
 # nixpkgs' lib directory), otherwise a stand-in with the few functions the flake calls; the
 # package set holds exactly the attributes of nixpkgs-attributes.txt, so reading any other
-# attribute fails the evaluation. Prints a summary that tests/python/test_flake.py checks.
+# attribute fails the evaluation. Prints a summary that
+# tests/python/e2e/toolchain/test_flake_eval.py checks.
 { libPath ? null }:
 let
   lines = builtins.filter (l: builtins.isString l && l != "" && builtins.substring 0 1 l != "#")

@@ -1,14 +1,26 @@
-"""Shared fixtures: a fake prototype binary and the path of the real one."""
+"""The test tiers, marked by directory, and the fixtures every tier may use.
+
+    unit/            in-process tests (`make test-fast` runs these)
+    e2e/run/         real prototypes, processes, network namespaces, the emulator   -> e2e
+    e2e/workflow/    Snakemake                                                      -> e2e
+    e2e/slurm/       the real SLURM cluster the tests start                         -> slurm
+    e2e/render/      R, rmarkdown and pandoc, or a headless browser                 -> render
+    e2e/toolchain/   mono, Nix, Go builds, setup as another user, external tools    -> toolchain
+
+A test that asserts a time budget is marked perf where it is written, and the one test of
+e2e/run that also renders (the provenance report) is marked render as well. Shared code is in
+support/ (imported, never collected); this file holds fixtures and the tier hook only.
+"""
 
 from __future__ import annotations
 
 import os
-import stat
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from support.raw_campaign import RawCampaign
 
 # make test is a gate: the property tests draw the same examples every run, so a pass or a failure
 # is reproducible. Random exploration (which found the float-extreme cases fixed in stats/) runs
@@ -17,44 +29,40 @@ settings.register_profile("gate", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE_BINARY = REPO / "prototypes" / "reference" / "bin" / "netstick-ref"
-FAKE_PROTOTYPE = Path(__file__).with_name("fake_prototype.py")
+HERE = Path(__file__).parent
+TIERS = {
+    ("unit",): None,
+    ("e2e", "run"): "e2e",
+    ("e2e", "workflow"): "e2e",
+    ("e2e", "slurm"): "slurm",
+    ("e2e", "render"): "render",
+    ("e2e", "toolchain"): "toolchain",
+}
 
-needs_reference_binary = pytest.mark.skipif(
-    not REFERENCE_BINARY.is_file(),
-    reason=f"{REFERENCE_BINARY.relative_to(REPO)} not built (cd prototypes/reference && "
-    "go build -o bin/netstick-ref ./cmd/netstick-ref)",
-)
+
+def _tier(path: Path) -> tuple[str, ...] | None:
+    parts = path.relative_to(HERE).parts
+    return next((t for t in TIERS if parts[: len(t)] == t), None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its directory's tier; a test outside the tiers is an error."""
+    misplaced = set()
+    for item in items:
+        if not item.path.is_relative_to(HERE):
+            continue
+        tier = _tier(item.path)
+        if tier is None:
+            misplaced.add(str(item.path.relative_to(HERE)))
+        elif (mark := TIERS[tier]) is not None:
+            item.add_marker(mark)
+    if misplaced:
+        raise pytest.UsageError(
+            f"tests outside tests/python/unit and tests/python/e2e/<tier>: {sorted(misplaced)}"
+        )
 
 
 @pytest.fixture
-def fake_binary(tmp_path: Path) -> Path:
-    """An executable that runs tests/python/fake_prototype.py with this interpreter."""
-    path = tmp_path / "fake-prototype"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_PROTOTYPE}" "$@"\n')
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
-
-
-# -- a real local SLURM cluster (tests/python/slurm_cluster.py) -------------------------------
-
-from collections.abc import Iterator  # noqa: E402
-
-import slurm_cluster as _slurm  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster() -> Iterator[_slurm.SlurmCluster]:
-    """A real SLURM 22.05 cluster on this machine (node1, node2 in partition `netstick`), with
-    accounting (MariaDB + slurmdbd, so sacct works as on a real cluster).
-
-    Clients reach it through cluster.env (SLURM_CONF). Skips when not root or when slurm-wlm,
-    munge, slurmdbd or mariadb-server are not installed; stopped, with nothing left running, at
-    the end of the session.
-    """
-    reason = _slurm.unavailable_reason(accounting=True)
-    if reason is not None:
-        pytest.skip(reason)
-    with _slurm.SlurmCluster.start(accounting=True) as cluster:
-        yield cluster
+def raw_campaign(tmp_path: Path) -> RawCampaign:
+    """An empty raw campaign `t` under tmp_path/raw, written through workflow.layout."""
+    return RawCampaign(tmp_path / "raw", "t")

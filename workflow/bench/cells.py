@@ -205,6 +205,10 @@ def run_one(cell: dict[str, Any], out: Path) -> dict[str, Any]:
     except Exception as exc:  # a harness bug in one run must not lose the others
         detail = "".join(traceback.format_exception(exc)).rstrip()
         outcome = Outcome("failed", "internal_error", detail, out)
+    if outcome.interrupted_by is not None:
+        # The harness stopped the run cleanly on SIGINT or SIGTERM: so does the bench (what it
+        # measured so far is already written, after every cell), instead of starting the next.
+        raise SystemExit(128 + outcome.interrupted_by)
     return run_record(cell, outcome)
 
 

@@ -16,7 +16,7 @@ Per fault the drill records the status it expected and the one it got, the proce
 network namespaces left behind (orphans), and the finished runs lost or changed (their record
 and run directory hashed before the fault and after the recovery: scratch.finished). Each
 campaign runs in a scratch directory of its own (scratch.py). The tests in
-tests/python/test_faults.py call the same functions and assert each outcome.
+tests/python/e2e/workflow/test_faults.py call the same functions and assert each outcome.
 
     netstick bench faults   -> data/bench/faults.json
 """

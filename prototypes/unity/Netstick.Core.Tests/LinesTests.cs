@@ -9,7 +9,7 @@ namespace Netstick.Core.Tests
     public class LinesTests
     {
         // The exact grammar of prototypes/contract/lines.py (READY_RE, CONNECTED_RE), anchored as
-        // re.fullmatch; tests/python/test_csharp_core.py parses the same lines with lines.py itself.
+        // re.fullmatch; tests/python/e2e/toolchain/test_csharp_core.py parses the same lines with lines.py itself.
         private static readonly Regex ReadyRe = new Regex(
             @"^NETSTICK READY role=(?<role>\S+) transport=(?<transport>\S+) "
             + @"addr=(?<host>\S+):(?<port>[0-9]+) pid=(?<pid>[0-9]+) schema=(?<schema>[0-9]+)$");

@@ -39,7 +39,7 @@ namespace Netstick.Core.Tests
         [Test]
         public void HeadersAreTheContractsColumns()
         {
-            // prototypes/contract/columns.py; tests/python/test_csharp_core.py checks these against it.
+            // prototypes/contract/columns.py; tests/python/e2e/toolchain/test_csharp_core.py checks these against it.
             Assert.AreEqual("t_unix_ns,player,seq,rtt_us,kind,send_late_us", RttLog.Columns);
             Assert.AreEqual("t_unix_ns,player,event,value,detail", EventLog.Columns);
             Assert.AreEqual("t_unix_ns,tick,tick_late_us,tick_duration_us,players_connected,networked_objects,"

@@ -357,7 +357,7 @@ def documentation(repo: Path) -> dict[str, Any]:
             "documents_adding_a_prototype": "## Adding a prototype" in text,
         },
         "makefile_targets": re.findall(r"^([A-Za-z][\w-]*):", makefile, re.M),
-        "test_files": len(list((repo / "tests" / "python").glob("test_*.py"))),
+        "test_files": len(list((repo / "tests" / "python").rglob("test_*.py"))),
         "schemas": sorted(p.name for p in (repo / "workflow" / "schemas").glob("*.json")),
     }
 

@@ -1,0 +1,126 @@
+"""The campaign report rendered with R (rmarkdown + knitr + pandoc, as on any machine without
+Quarto) from a synthetic campaign with every figure type (support/report_fixture.py):
+self-contained, every figure drawn, the numbers in the text those of the stats tables, the
+failed and unsettled runs listed, and no blank page in the PDF or in the browser's picture."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from report import figdata, render, sentences
+
+from support import report_checks as rc
+from support import report_fixture, snapshot
+from support.marks import needs_r
+
+pytestmark = needs_r
+
+FIGURE_IDS = [
+    "rtt-players", "resources-players", "rates-players", "idle-active", "rtt-time",
+    "world-size", "envmod-time", "profiles", "versions",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("synthetic")
+    results = root / "results"
+    report_fixture.build(results)
+    out = root / "out"
+    # The results alone: the report reads nothing of data/raw.
+    render.render({"results": str(results)}, out / "index.html", pdf=out / "index.pdf")
+    return {"results": results, "html": out / "index.html", "pdf": out / "index.pdf"}
+
+
+def test_report_is_self_contained_with_every_figure(rendered: dict[str, Path]) -> None:
+    page = rendered["html"].read_text()
+    assert rc.external_references(page) == []
+    assert rc.missing_figures(page, rendered["results"]) == []
+    assert len(rc.figures(page)) == len(FIGURE_IDS)
+    assert "None: every figure type was drawn." in rc.text(page)
+
+
+def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -> None:
+    page = rendered["html"].read_text()
+    words = rc.text(page)
+    findings = json.loads((rendered["results"] / "findings.json").read_text())
+    assert findings["findings"]
+    for f in findings["findings"]:
+        said = sentences.sentence(f)
+        assert said in words, said
+    runs = pl.read_csv(rendered["results"] / "runs.csv")
+    ok = runs.filter(pl.col("status") == "ok").height
+    failed = runs.filter(pl.col("status") == "failed").height
+    assert f"{runs.height} planned runs of {runs['cell_id'].n_unique()} cells: {ok} ok, " \
+        f"{failed} failed, 0 not run." in words  # fmt: skip
+    cells = pl.read_csv(rendered["results"] / "cells.csv")
+    rows = rc.tables(page)["cells"]
+    header, body = rows[0], rows[1:]
+    assert len(body) == cells["cell_id"].n_unique()
+    for metric, column, div in (
+        ("rtt_net_p50_us", "RTT p50", 1000), ("server_cpu_cores", "server CPU", 1),
+        ("server_rss_bytes", "server RSS", 2**20),
+    ):  # fmt: skip
+        by_cell = {
+            r["cell_id"]: r for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
+        }
+        i, j = header.index(column), header.index(f"{column} interval")
+        for row in body:
+            stats = by_cell[row[0]]
+            assert float(row[i]) == rc.signif(stats["estimate"] / div), (row[0], metric)
+            if stats["ci_low"] is None:
+                assert row[j] == ""
+            else:
+                low, high = (float(x) for x in row[j].strip("[]").split(","))
+                assert (low, high) == (
+                    rc.signif(stats["ci_low"] / div),
+                    rc.signif(stats["ci_high"] / div),
+                )
+
+
+def test_failed_runs_and_unsettled_runs_are_listed(rendered: dict[str, Path]) -> None:
+    runs = pl.read_csv(rendered["results"] / "runs.csv")
+    table = rc.tables(rendered["html"].read_text())["failed-and-missing-runs"]
+    failed = [[" ".join(cell.split()) for cell in row] for row in table]
+    assert failed[0] == ["run", "status", "reason", "exit code", "attempts", "cause"]
+    # The stderr lines reach the page as written, whatever Markdown would make of them.
+    assert failed[1:] == [
+        [f"{r['cell_id']}/{r['run_id']}", r["status"], r["reason"], str(r["exit_code"]),
+         str(r["attempts"]), figdata.CAUSE_SEPARATOR.join(json.loads(r["stderr_tail"]))]
+        for r in runs.filter(pl.col("status") != "ok").iter_rows(named=True)
+    ]  # fmt: skip
+    warm = rc.tables(rendered["html"].read_text())["warm-up"]
+    flagged = [row for row in warm[1:] if row[5]]
+    assert [(row[0], row[5]) for row in flagged] == [
+        (r["cell_id"], r["run_id"])
+        for r in runs.filter(pl.col("warmup_second_half").fill_null(False)).iter_rows(named=True)
+    ]
+
+
+def test_pdf_and_browser_pictures_are_not_blank(rendered: dict[str, Path], tmp_path: Path) -> None:
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    pages = snapshot.pdf_pages(rendered["pdf"], tmp_path / "pdf")
+    assert len(pages) >= 5
+    # Every page carries text or a figure; the figure pages carry much more.
+    inks = [snapshot.ink_fraction(p) for p in pages]
+    assert min(inks) > 0.002 and max(inks) > 0.05, inks
+    try:
+        snapshot.browser()
+    except snapshot.SnapshotError as exc:
+        pytest.skip(str(exc))
+    top = snapshot.screenshot(rendered["html"], tmp_path / "page.png")
+    assert snapshot.ink_fraction(top) > 0.02
+    printed = snapshot.pdf_pages(snapshot.print_pdf(rendered["html"], tmp_path / "print.pdf"),
+                                 tmp_path / "print")  # fmt: skip
+    assert len(printed) >= 5 and min(snapshot.ink_fraction(p) for p in printed) > 0.002
+
+
+def test_render_names_a_missing_table(tmp_path: Path) -> None:
+    with pytest.raises(render.RenderError, match=r"runs\.csv: missing"):
+        render.render({"results": str(tmp_path)}, tmp_path / "x.html")
