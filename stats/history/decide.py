@@ -26,6 +26,9 @@ from stats.history.store import RUNS_SUFFIX
 from workflow.files import replace_atomically, write_json
 
 DEFAULT_K: Final = 5  # baseline: the last k comparable nights
+# Below this many baseline nights the night-to-night spread is unknown, and runs within one
+# night understate how much nights differ: nothing is suspected (the cells are still decided).
+MIN_SPREAD_NIGHTS: Final = 2
 REGRESSIONS_SCHEMA: Final = 1
 
 
@@ -53,8 +56,8 @@ def decide(
     percentile-bootstrap interval, minimum practical effect, Mann-Whitney with
     Benjamini-Hochberg across cells), plus E-divisive change points over each cell's series of
     nightly medians. suspected = a regression verdict whose ratio also exceeds 1 + the
-    baseline nights' own spread (night_spread); confirmed stays None until a re-run (confirm)
-    is compared."""
+    baseline nights' own spread (night_spread), which needs MIN_SPREAD_NIGHTS baseline nights;
+    confirmed stays None until a re-run (confirm) is compared."""
     files = history.select("file", "hardware").unique(maintain_order=True)
     tonight_file, hardware = files.row(files.height - 1)
     earlier = files.head(files.height - 1).filter(pl.col("hardware") == hardware)["file"]
@@ -78,6 +81,11 @@ def decide(
     if not base_files:
         doc["note"] = "no earlier night on the same hardware: nothing to compare"
         return doc
+    if len(base_files) < MIN_SPREAD_NIGHTS:
+        doc["note"] = (
+            f"{len(base_files)} baseline night(s): the night-to-night spread needs "
+            f"{MIN_SPREAD_NIGHTS}, so no cell is suspected yet"
+        )
     baseline = history.filter(pl.col("file").is_in(base_files))
     found = regress.per_cell(
         _runs_of(baseline, metric), _runs_of(tonight, metric), metric, min_effect, level=LEVEL
@@ -108,7 +116,7 @@ def decide(
                 "n_tonight": v.n_candidate,
                 "night_spread": num(spread),
                 "effect_threshold": threshold,
-                "suspected": v.verdict == regress.REGRESSION and beyond,
+                "suspected": v.verdict == regress.REGRESSION and beyond and spread is not None,
                 "confirmed": None,
             }
         )

@@ -104,6 +104,15 @@ def test_identical_nights_raise_no_alarm(tmp_path: Path) -> None:
     assert not any(c["change_point_tonight"] for c in doc["cells"])
 
 
+def test_one_baseline_night_decides_but_suspects_nothing(tmp_path: Path) -> None:
+    # One earlier night says nothing of how much nights differ (identical nights of the
+    # reference prototype differ by up to 30 %): even 1.3x is decided, not suspected.
+    doc = decide(read_history(import_nights(tmp_path, slow_last=1.3, n=2), "nightly"))
+    [first] = [c for c in doc["cells"] if c["cell"] == STORE_CELLS[0]]
+    assert first["verdict"] == regress.REGRESSION and first["night_spread"] is None
+    assert suspected_cells(doc) == [] and "no cell is suspected" in doc["note"]
+
+
 def test_a_slow_night_is_suspected_and_a_slow_rerun_confirms(tmp_path: Path) -> None:
     hist = import_nights(tmp_path, slow_last=1.3)
     table = read_history(hist, "nightly")
