@@ -25,6 +25,7 @@ bounds and a ``note`` saying why. Non-finite values are dropped and counted in t
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -307,6 +308,9 @@ def min_runs_for_quantile(q: float, level: float = 0.95) -> int:
     return n
 
 
+# Cached: the ranks depend on (n, q, level) only, and a history's thousands of nightly medians
+# share a handful of run counts (the binomial pmf costs ~0.15 ms a call).
+@functools.lru_cache(maxsize=4096)
 def order_statistic_ranks(n: int, q: float, level: float = 0.95) -> tuple[int, int, float] | None:
     """1-based ranks (j, k) with P(X_(j) <= x_q <= X_(k)) >= level, and that exact coverage.
 

@@ -11,6 +11,7 @@ is). A file of an ok run that cannot be read gives the row a read_error naming i
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from monitors.sampler import MONITOR_CSV, Sample, read_monitor
+from prototypes.contract import manifest as manifests
 from prototypes.contract.logs import (
     LogFormatError,
     RttColumns,
@@ -29,7 +31,7 @@ from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from stats.window import Window
 from workflow import layout
-from workflow.files import read_json
+from workflow.files import REPO, read_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +160,25 @@ def probe_loss_ratio(events: list[dict[str, str]], kind: str = "net") -> float |
     return lost / sent if sent > 0 else 0.0
 
 
+@functools.cache
+def _library(prototype: str, transport: str) -> tuple[str | None, str | None]:
+    """(library, pinned version) of a transport, from the prototype's manifest (a path as the
+    plan names it); (None, None) when the manifest is gone or does not know the transport: the
+    nightly history files versions under the library, so a version is never just "pinned"."""
+    path = Path(prototype)
+    try:
+        t = manifests.load(path if path.is_absolute() else REPO / path).transport(transport)
+    except (manifests.ManifestError, KeyError, ValueError):
+        return None, None
+    return t.library, t.version
+
+
 def plan_row(run: layout.RawRun) -> dict[str, Any]:
     """The columns every planned run has, from its plan entry, record and failed attempts."""
     cell = run.cell
     profile = cell["network_profile"]
+    library, pinned = _library(str(cell["prototype"]), str(cell["transport"]))
+    version = cell.get("library_version", "pinned")
     row: dict[str, Any] = {
         "campaign": run.campaign,
         "cell_id": run.cell_id,
@@ -170,7 +187,9 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
         "run_order": cell.get("run_order"),
         "seed": cell.get("seed"),
         "prototype": Path(cell["prototype"]).parent.name,
-        "library_version": cell.get("library_version", "pinned"),
+        "library_version": version,
+        "library": library,
+        "library_release": pinned if version == "pinned" else version,
         "transport": cell["transport"],
         "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
         "players": cell["players"],

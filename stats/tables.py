@@ -42,6 +42,11 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "seed": (pl.Int64(), "the run's random seed"),
     "prototype": (pl.String(), "prototype (its manifest's folder name)"),
     "library_version": (pl.String(), "netcode library version, or pinned"),
+    "library": (pl.String(), "the transport's library (its manifest's transports.library)"),
+    "library_release": (
+        pl.String(),
+        "the library version measured, pinned resolved to the manifest's version",
+    ),
     "transport": (pl.String(), "transport"),
     "transport_options": (pl.String(), "transport options, JSON object"),
     "players": (pl.Int64(), "players (connections) in the run"),

@@ -6,7 +6,8 @@ prototypes/CONTRACT.md, so adding a prototype needs no pipeline code. `load` val
 reports every problem with the file, the key path and what was expected. The command templates
 are rendered for one cell by prototypes.contract.argv, the placeholders filled by
 prototypes.contract.templates; the other library versions a prototype can run are described by
-prototypes.contract.library_builds.
+prototypes.contract.library_builds, the libraries the nightly follows upstream by
+prototypes.contract.follow.
 
 Templates are argument lists, so nothing passes through a shell. Placeholders that stand for
 several arguments ({binary}, {params}, {extra}) must be whole list elements; the others may sit
@@ -26,6 +27,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from prototypes.contract.follow import Follow, follow_problems, parse_follow
 from prototypes.contract.library_builds import (
     LibraryBuilds,
     VersionBuild,
@@ -34,6 +36,12 @@ from prototypes.contract.library_builds import (
 )
 from prototypes.contract.schema_errors import schema_problem
 from prototypes.contract.templates import fill, placeholders
+from prototypes.contract.upstream_lock import (
+    UPSTREAM_LOCK,
+    UpstreamLock,
+    UpstreamLockError,
+    read_lock,
+)
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1
@@ -117,6 +125,10 @@ class Manifest:
     build_fetch: tuple[str, ...] = ()
     # Flags beyond the contract it accepts (name -> what it sets), passable as extra flags.
     prototype_flags: Mapping[str, str] = field(default_factory=dict)
+    # The libraries the nightly follows upstream (the follow section, or its default).
+    follow: tuple[Follow, ...] = ()
+    # The versions tonight found upstream and built (versions/upstream.json), declared too.
+    upstream: UpstreamLock | None = None
 
     @property
     def directory(self) -> Path:
@@ -153,7 +165,16 @@ class Manifest:
         version, and those library_builds lists for its library."""
         t = self.transport(transport)
         listed = self.library_builds.libraries.get(t.library, ()) if self.library_builds else ()
-        return (PINNED, t.version, *(v for v in listed if v != t.version))
+        found = self.upstream_versions(transport)
+        return tuple(dict.fromkeys((PINNED, t.version, *listed, *found)))
+
+    def upstream_versions(self, transport: str) -> tuple[str, ...]:
+        """The versions of the transport's library tonight found upstream and built (oldest
+        first, the pinned one left out): what a campaign's `upstream` stands for."""
+        if self.upstream is None or self.library_builds is None:
+            return ()
+        t = self.transport(transport)
+        return self.upstream.versions(t.library, t.version)
 
     def check_version(self, transport: str, version: str) -> None:
         """ValueError naming the library, the version and what is declared, when this
@@ -279,6 +300,7 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
                 other = "command" if key == "timeout_s" else "external"
                 problems.append(f"key build.{key}: only allowed with build.{other}")
     problems += library_builds_problems(doc, external)
+    problems += follow_problems(doc)
     for i, element in enumerate(doc.get("launcher", [])):
         for name in placeholders(element) or []:
             if name not in LAUNCHER_PLACEHOLDERS:
@@ -349,6 +371,7 @@ def parse(doc: object, path: Path | str) -> Manifest:
         environment=dict(doc.get("environment", {})),
         raw=doc,
         library_builds=parse_library_builds(doc.get("library_builds"), props),
+        follow=parse_follow(doc, props),
     )
 
 
@@ -366,4 +389,10 @@ def load(path: Path | str) -> Manifest:
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ManifestError(path, [f"{where}not valid YAML: {problem}"]) from None
-    return parse(doc, path)
+    man = parse(doc, path)
+    try:
+        lock = read_lock(man.directory)
+    except UpstreamLockError as exc:
+        where = man.directory / UPSTREAM_LOCK
+        raise ManifestError(where, [str(exc).removeprefix(f"{where}: ")]) from None
+    return dataclasses.replace(man, upstream=lock) if lock is not None else man

@@ -12,6 +12,8 @@ report/history.qmd draws of it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,8 +24,9 @@ import polars as pl
 from stats import intervals, regress
 from stats.findings import LEVEL, num
 from stats.history import DEFAULT_METRIC, DEFAULT_MIN_EFFECT, HistoryError, metric_unit
-from stats.history.store import RUNS_SUFFIX
-from workflow.files import replace_atomically, write_json
+from stats.history import versions as version_checks
+from stats.history.store import CELL_COLUMNS, RUNS_SUFFIX
+from workflow.files import replace_atomically, write_json, write_text
 
 DEFAULT_K: Final = 5  # baseline: the last k comparable nights
 # Below this many baseline nights the night-to-night spread is unknown, and runs within one
@@ -45,11 +48,28 @@ def _runs_of(history: pl.DataFrame, metric: str) -> pl.DataFrame:
     )
 
 
+def _night_runs(night: pl.DataFrame) -> pl.DataFrame:
+    """A night's stored runs as a runs table with what each cell is (library, version,
+    transport...), every metric of version_checks.VERSION_METRICS stacked: what
+    version_checks.version_verdicts compares."""
+    context = [c for c in ("cell_id", *CELL_COLUMNS) if c in night.columns]
+    parts = [
+        _runs_of(night, m).join(night.select(context), on="cell_id", how="left")
+        for m in version_checks.VERSION_METRICS
+        if m + RUNS_SUFFIX in night.columns
+    ]
+    if not parts or "library_version" not in night.columns:
+        return pl.DataFrame({"cell_id": [], "status": []})
+    return pl.concat(parts, how="diagonal").rename({"library_version": "library_release"})
+
+
 def decide(
     history: pl.DataFrame,
     metric: str = DEFAULT_METRIC,
     k: int = DEFAULT_K,
     min_effect: float = DEFAULT_MIN_EFFECT,
+    published: Mapping[tuple[str, str], str] | None = None,
+    not_built: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
     """The newest night against a rolling baseline: the runs of the last k earlier nights on
     the same hardware, pooled per cell (stats.regress.per_cell: ratio of medians with its
@@ -57,7 +77,12 @@ def decide(
     Benjamini-Hochberg across cells), plus E-divisive change points over each cell's series of
     nightly medians. suspected = a regression verdict whose ratio also exceeds 1 + the
     baseline nights' own spread (night_spread), which needs MIN_SPREAD_NIGHTS baseline nights;
-    confirmed stays None until a re-run (confirm) is compared."""
+    confirmed stays None until a re-run (confirm) is compared.
+
+    versions: each library version tonight measured against its predecessor, tonight alone
+    (stats.history.versions; published and not_built from the night's upstream check);
+    rerun_cells: what the confirming re-run measures (the suspects, and both cells of every
+    version found slower)."""
     files = history.select("file", "hardware").unique(maintain_order=True)
     tonight_file, hardware = files.row(files.height - 1)
     earlier = files.head(files.height - 1).filter(pl.col("hardware") == hardware)["file"]
@@ -77,7 +102,11 @@ def decide(
         "baseline_nights": base_files,
         "other_hardware_nights": int(files.height - 1 - earlier.len()),
         "cells": [],
+        "versions": version_checks.version_verdicts(
+            _night_runs(tonight), min_effect=min_effect, published=published, not_built=not_built
+        ),
     }
+    doc["rerun_cells"] = version_checks.rerun_cells(doc["versions"])
     if not base_files:
         doc["note"] = "no earlier night on the same hardware: nothing to compare"
         return doc
@@ -120,6 +149,7 @@ def decide(
                 "confirmed": None,
             }
         )
+    doc["rerun_cells"] = sorted({*suspected_cells(doc), *doc["rerun_cells"]})
     return doc
 
 
@@ -157,6 +187,8 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
         )
     }
     out = dict(doc, cells=[])
+    if "versions" in doc:
+        out["versions"] = version_checks.confirm_versions(doc["versions"], rerun, min_effect)
     for c in doc["cells"]:
         v = found.get(c["cell"]) if c["suspected"] else None
         out["cells"].append(
@@ -180,6 +212,13 @@ def write_regressions(doc: dict[str, Any], path: Path) -> None:
     write_json(path, doc, sort_keys=False, strict=True)
 
 
+def night_median(runs_text: object) -> intervals.Interval:
+    """A night's median of one cell and metric with its order-statistic interval, from the
+    stored run values (the `<metric>__runs` text, ";"-separated; None or "" for no runs)."""
+    vals = np.array([float(v) for v in str(runs_text or "").split(";") if v], dtype=np.float64)
+    return intervals.quantile_ci(vals, 0.5, level=LEVEL)
+
+
 def night_trends(history: pl.DataFrame, doc: dict[str, Any]) -> pl.DataFrame:
     """Per cell of a decision and night of its hardware: the median of the decision's metric
     with its order-statistic interval over the stored runs, and the night's role (baseline,
@@ -190,9 +229,7 @@ def night_trends(history: pl.DataFrame, doc: dict[str, Any]) -> pl.DataFrame:
     cells = [c["cell"] for c in doc["cells"]]
     rows = []
     for r in same.filter(pl.col("cell_id").is_in(cells)).iter_rows(named=True):
-        text = r.get(metric + RUNS_SUFFIX) or ""
-        vals = np.array([float(v) for v in str(text).split(";") if v], dtype=np.float64)
-        iv = intervals.quantile_ci(vals, 0.5, level=LEVEL)
+        iv = night_median(r.get(metric + RUNS_SUFFIX))
         role = (
             "tonight"
             if r["file"] == doc["night"]
@@ -209,13 +246,35 @@ def night_trends(history: pl.DataFrame, doc: dict[str, Any]) -> pl.DataFrame:
                 "median": num(r[metric]),
                 "ci_low": num(iv.low),
                 "ci_high": num(iv.high),
-                "n_runs": int(vals.size),
+                "n_runs": iv.n,
             }
         )
     schema = {"cell_id": pl.String, "time": pl.String, "night": pl.String, "role": pl.String,
               "median": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
               "n_runs": pl.Int64}  # fmt: skip
     return pl.DataFrame(rows, schema=schema).sort("cell_id", "time", "night")
+
+
+VERDICTS_DIR: Final = "verdicts"
+
+
+def file_verdicts(doc: dict[str, Any], history_dir: Path) -> tuple[Path, bool]:
+    """The confirmed decision into the history, beside its night:
+    <history_dir>/<campaign>/verdicts/<night stem>.json, written once (append-only like the
+    night files: the same decision again writes nothing; another one for that night is refused,
+    never overwritten). (path, whether written)."""
+    night = Path(str(doc["night"])).stem
+    path = history_dir / str(doc["campaign"]) / VERDICTS_DIR / f"{night}.json"
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if path.is_file():
+        if path.read_text(encoding="utf-8") == text:
+            return path, False
+        raise HistoryError(
+            f"{path}: the history holds another decision for night {night}; it is never "
+            "overwritten (remove it by hand if this night was decided wrongly)"
+        )
+    write_text(path, text)
+    return path, True
 
 
 def write_decision(doc: dict[str, Any], history: pl.DataFrame, path: Path) -> None:

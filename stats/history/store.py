@@ -32,6 +32,12 @@ HISTORY_METRICS: Final = (
     "rtt_net_p50_us", "rtt_net_p95_us", "rtt_net_p99_us", "server_cpu_cores", "server_rss_bytes",
 )  # fmt: skip
 RUNS_SUFFIX: Final = "__runs"
+# What a cell is, for the trend site and the per-version verdicts: night column <- runs column;
+# library_version is the version measured (the runs' library_release: pinned resolved).
+CELL_COLUMNS: Final = {
+    "prototype": "prototype", "transport": "transport", "library": "library",
+    "library_version": "library_release", "players": "players", "workload": "workload",
+}  # fmt: skip
 PROVENANCE_COLUMNS: Final = (
     "campaign", "night_id", "commit", "library_versions", "host", "cpu_model", "cpu_count",
     "hardware", "profile",
@@ -55,6 +61,14 @@ def _raw_meta(results: Path) -> dict[str, Any]:
         if isinstance(prov, dict) and prov.get("cpu_model"):
             return prov
     return {}
+
+
+def _one(runs: pl.DataFrame, col: str) -> str | None:
+    """The one value a cell's runs share in col (None when absent: an older runs table)."""
+    if col not in runs.columns:
+        return None
+    vals = runs[col].drop_nulls().cast(pl.String).unique().to_list()
+    return str(vals[0]) if len(vals) == 1 else None
 
 
 def _fingerprint(cpu_model: str | None, cpu_count: int | None) -> str:
@@ -126,6 +140,7 @@ def night_table(
             if "network_profile" in cell_all.columns
             else []
         )
+        row |= {key: _one(cell_all, col) for key, col in CELL_COLUMNS.items()}
         row |= {
             "campaign": first("campaign") or results.name,
             "night_id": digest,

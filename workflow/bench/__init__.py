@@ -29,6 +29,7 @@ BENCHES: dict[str, str] = {
     "confirmed",
     "stats": "the statistics stage on synthetic runs against pandas CSV reading",
     "report": "time and size of a campaign's report",
+    "site": "the trend site of a synthetic year (365 nights x 30 cells): build time and size",
     "show": "a benchmark's record as the README's Markdown tables",
 }
 

@@ -57,15 +57,19 @@ def confirm_campaign(
 ) -> Path:
     """Write out_dir/<campaign>-confirm-<night_id>.yaml (a campaign's name is its file's), the
     campaign that re-runs just the suspected cells of a decision (doc: its campaign, night_id
-    and cells, each with `cell` and `suspected`), from the night's campaign (name or file;
-    default the decision's campaign).
+    and cells, each with `cell` and `suspected`, and rerun_cells), from the night's campaign
+    (name or file; default the decision's campaign).
 
     overrides: the night's only_prototypes / repetitions / duration_s (expand.plan's), which the
     re-run must get too (they change cell ids). Cells that no selector can tell apart from a
     suspected one re-run too (a few runs more, never fewer). Raises CampaignError when nothing
     is suspected or the suspects cannot be re-run from this campaign.
     """
-    suspected = {c["cell"] for c in doc["cells"] if c["suspected"]}
+    # rerun_cells: the suspects and both cells of every library version found slower than its
+    # predecessor (stats.history.decide); older decisions list only suspects.
+    suspected = {c["cell"] for c in doc["cells"] if c["suspected"]} | set(
+        doc.get("rerun_cells") or ()
+    )
     if not suspected:
         raise campaigns.CampaignError("no suspected cell in the decision: nothing to confirm")
     path = campaigns.campaign_path(campaign or doc["campaign"])

@@ -28,6 +28,7 @@ from prototypes.contract import manifest as manifests
 from prototypes.contract.argv import check_cell
 from prototypes.contract.library_builds import VersionBuild
 from prototypes.contract.schema_errors import schema_error_line
+from prototypes.contract.upstream_lock import UPSTREAM
 from workflow import layout
 from workflow.campaign.executables import (
     UNITY_PROTOTYPES,
@@ -266,6 +267,19 @@ def _versions_of(
     return {
         t: (list(spec[t]), f"versions.{t}") if t in spec else ([PINNED], "versions") for t in names
     }
+
+
+def _with_upstream(man: manifests.Manifest | None, tname: str, versions: list[str]) -> list[str]:
+    """versions with the word `upstream` replaced by the versions tonight found upstream and
+    built (versions/upstream.json beside the manifest, `netstick upstream prepare`), oldest
+    first: none when nothing was prepared, so a night without discovery measures the rest."""
+    if UPSTREAM not in versions:
+        return versions
+    found = man.upstream_versions(tname) if man is not None else ()
+    out: list[str] = []
+    for v in versions:
+        out += list(found) if v == UPSTREAM else [v]
+    return list(dict.fromkeys(out))
 
 
 def _check_versions(man: manifests.Manifest, tname: str, versions: list[str], key: str) -> None:
@@ -545,6 +559,7 @@ def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> 
     per_transport = _versions_of(proto, entries, f"{where}: key prototypes.{pi}.versions")
     for ti, (tname, topts, label) in enumerate(entries):
         versions, vkey = per_transport[tname]
+        versions = _with_upstream(man, tname, versions)
         if man is not None:
             _check_transport(
                 man, where, f"prototypes.{pi}.transports.{ti}", proto["name"], tname, topts

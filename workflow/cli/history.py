@@ -15,11 +15,13 @@ import yaml
 from stats.history import HistoryError, store
 from stats.history.decide import confirm as confirm_night
 from stats.history.decide import decide as decide_night
-from stats.history.decide import suspected_cells, write_decision
+from stats.history.decide import file_verdicts, suspected_cells, write_decision
 from workflow.campaign import expand as campaigns
 from workflow.campaign.confirm import confirm_campaign
 from workflow.files import write_text
 from workflow.harness.environment import this_machine
+from workflow.nightly import upstream
+from workflow.nightly.upstream_builds import night_versions
 
 
 def _fail(exc: Exception) -> int:
@@ -75,7 +77,10 @@ def import_(args: argparse.Namespace) -> int:
 
 def _decide(args: argparse.Namespace) -> tuple[dict[str, Any], pl.DataFrame]:
     table = store.read_history(args.history_dir, args.campaign)
-    return decide_night(table, args.metric, args.k, args.min_effect), table
+    # The night's upstream check, when it had one: publication dates and what did not build.
+    published, not_built = night_versions(args.upstream or upstream.default_out(args.campaign))
+    doc = decide_night(table, args.metric, args.k, args.min_effect, published, not_built)
+    return doc, table
 
 
 def decide(args: argparse.Namespace) -> int:
@@ -113,7 +118,7 @@ def confirm(args: argparse.Namespace) -> int:
     try:
         doc = json.loads(args.regressions.read_text())
         table = store.read_history(args.history_dir, doc["campaign"])
-        if suspected_cells(doc):
+        if suspected_cells(doc) or doc.get("rerun_cells"):
             rerun_file = args.rerun / "runs.parquet"
             if not rerun_file.is_file():
                 raise HistoryError(f"{rerun_file}: missing; run the confirming campaign")
@@ -122,9 +127,11 @@ def confirm(args: argparse.Namespace) -> int:
             rerun = pl.DataFrame({"cell_id": [], "status": [], doc["metric"]: []})
         done = confirm_night(doc, table, rerun)
         write_decision(done, table, args.out)
+        filed, _ = file_verdicts(done, args.history_dir)
     except HistoryError as exc:
         return _fail(exc)
     confirmed = [c["cell"] for c in done["cells"] if c["confirmed"]]
     print(f"confirmed regressions: {', '.join(confirmed) or 'none'}")
     print(f"regressions: {args.out}")
+    print(f"in the history: {filed}")
     return 0

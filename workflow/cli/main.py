@@ -27,6 +27,7 @@ from workflow.bench.options import (
     seconds,
 )
 from workflow.files import REPO
+from workflow.nightly.archive import arguments as archive_arguments
 
 # The transports of the reference prototype (its manifest lists the same; the commands that take
 # --transports check against it when they run).
@@ -311,6 +312,13 @@ def _add_report(sub: SubParsers) -> None:
     q = _command(hsub, "decide", "workflow.cli.history:decide", "tonight against the last k nights")
     q.add_argument("campaign", help="campaign name (data/history/<campaign>)")
     q.add_argument("--out", type=Path, required=True, help="decision JSON (confirmed: null)")
+    q.add_argument(
+        "--upstream",
+        type=Path,
+        default=None,
+        help="the night's upstream check, for publication dates and versions that did not "
+        "build (default data/upstream/CAMPAIGN.json when there is one)",
+    )
     decision_args(q)
     history_dir(q)
     q = _command(
@@ -329,6 +337,25 @@ def _add_report(sub: SubParsers) -> None:
     q.add_argument("--rerun", type=Path, required=True, help="results of the confirming campaign")
     q.add_argument("--out", type=Path, required=True, help="regressions.json")
     history_dir(q)
+    q = _command(
+        hsub, "site", "workflow.cli.site:site", "the trend site (static, offline) of a campaign"
+    )
+    q.add_argument("campaign", help="campaign name (data/history/<campaign>)")
+    q.add_argument("--out", type=Path, required=True, help="site directory (index.html, site.js)")
+    history_dir(q)
+    for verb, text in (
+        ("push", "append the nights to a data branch of a git repository (idempotent)"),
+        ("pull", "restore this machine's history from that branch (never overwrites)"),
+    ):
+        q = _command(hsub, verb, f"workflow.cli.archive:{verb}", text)
+        archive_arguments(q, verb)
+        history_dir(q)
+
+
+def _add_bisect(sub: SubParsers) -> None:
+    from workflow.cli import bisect  # its flags live beside its handler
+
+    bisect.arguments(_command(sub, "bisect", "workflow.cli.bisect:bisect", bisect.DESCRIPTION))
 
 
 class _BenchParser(argparse.ArgumentParser):
@@ -364,6 +391,53 @@ def _add_bench(sub: SubParsers) -> None:
         q.set_defaults(target=f"{module}:main")
 
 
+def _add_upstream(sub: SubParsers) -> None:
+    p = _command(
+        sub, "upstream", "", "the followed libraries upstream: what is new since the last night"
+    )
+    usub = p.add_subparsers(dest="upstream_cmd", required=True, metavar="VERB")
+    q = _command(
+        usub,
+        "check",
+        "workflow.cli.upstream:check",
+        "list, per followed library (prototype.yaml's follow), the versions never measured (the "
+        "newest first, each resolved to go.sum lines or a commit), what was skipped and why, the "
+        "head commit; write the document (default data/upstream/CAMPAIGN.json)",
+    )
+    q.add_argument("--campaign", default="nightly", help="whose history counts (default nightly)")
+    q.add_argument(
+        "--history-dir",
+        type=Path,
+        default=DATA / "history",
+        help="history store (default data/history)",
+    )
+    q.add_argument(
+        "--out", type=Path, default=None, help="the document (default data/upstream/CAMPAIGN.json)"
+    )
+    q.add_argument(
+        "--prototype",
+        nargs="+",
+        action="extend",
+        metavar="NAME",
+        help="prototypes to check: a directory under prototypes/ or a prototype.yaml (default all)",
+    )
+    q = _command(
+        usub,
+        "prepare",
+        "workflow.cli.upstream:prepare",
+        "generate and build the new Go versions the check found (and the release before each) "
+        "and declare them for tonight (versions/upstream.json beside the manifest); a campaign "
+        "names them with `upstream` in a transport's versions",
+    )
+    q.add_argument("--campaign", default="nightly", help="whose check (default nightly)")
+    q.add_argument(
+        "--upstream",
+        type=Path,
+        default=None,
+        help="the check's document (default data/upstream/CAMPAIGN.json)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="netstick", description="Reproducible benchmarks of game-networking libraries."
@@ -374,7 +448,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stats(sub)
     _add_import(sub)
     _add_report(sub)
+    _add_bisect(sub)
     _add_bench(sub)
+    _add_upstream(sub)
     return parser
 
 

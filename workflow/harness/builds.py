@@ -7,7 +7,10 @@ package only reads and checks).
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+from pathlib import Path
 
 from prototypes.contract.library_builds import VersionBuild, VersionBuildError
 
@@ -51,3 +54,43 @@ def build_version(vb: VersionBuild, *, force: bool = False) -> bool:
             f"{' '.join(vb.command)}\n" + (res.stderr or res.stdout)[-3000:]
         )
     return True
+
+
+def go_module_file(module_dir: Path, library: str, version: str, mod: Path) -> Path:
+    """mod (and its .sum beside it): module_dir's go.mod and go.sum with one requirement set to
+    exactly library@version (`go mod edit -require`), tidied (`go mod tidy -modfile`, which
+    records every go.sum line the build needs). Shared by the declared versions' module files
+    (prototypes/reference/versions/generate.py) and the bisection's builds (workflow.nightly).
+
+    Raises VersionBuildError for a version that minimal version selection would raise (another
+    requirement needs a newer one: the build would not be of the version named) and for a go
+    command that fails (its message)."""
+    mod.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(module_dir / "go.mod", mod)
+    sums = module_dir / "go.sum"
+    if sums.is_file():
+        shutil.copyfile(sums, mod.with_suffix(".sum"))
+    else:  # a module without dependencies has none; tidy writes what the version needs
+        mod.with_suffix(".sum").write_text("", encoding="utf-8")
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+
+    def go(*args: str) -> str:
+        res = subprocess.run(
+            ["go", *args], cwd=module_dir, capture_output=True, text=True, env=env, check=False
+        )
+        if res.returncode != 0:
+            raise VersionBuildError(
+                f"library {library} version {version}: go {' '.join(args)} failed in "
+                f"{module_dir}:\n{res.stderr or res.stdout}"
+            )
+        return res.stdout
+
+    go("mod", "edit", f"-modfile={mod}", f"-require={library}@{version}")
+    go("mod", "tidy", f"-modfile={mod}")
+    selected = go("list", f"-modfile={mod}", "-m", "-f", "{{.Version}}", library).strip()
+    if selected != version:
+        raise VersionBuildError(
+            f"library {library} version {version}: the build would select {selected} (another "
+            f"requirement needs it); choose {selected} or later"
+        )
+    return mod

@@ -65,7 +65,7 @@ rule confirm_rerun:
         # workflow.campaign.confirm.confirm_name: each night's re-run is a campaign of its own.
         name = f"{PLAN.name}-confirm-{doc['night_id']}"
         rerun = DATA / "results" / name
-        if any(c["suspected"] for c in doc["cells"]):
+        if doc.get("rerun_cells") or any(c["suspected"] for c in doc["cells"]):
             shell(
                 "{NETSTICK} history confirm-plan {input} --campaign-file {CAMPAIGN_FILE} "
                 "--out {CONFIRM_DIR} {OVERRIDES}",

@@ -7,48 +7,25 @@ needs, so that building it later needs only the module proxy. Files of versions 
 declared are removed. Run by `make versions`; the output is committed.
 
 Refuses a version that minimal version selection would raise (another requirement needs a newer
-one): the build would not be of the version named.
+one): the build would not be of the version named (workflow.harness.builds.go_module_file, which
+the bisection's builds share).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from prototypes.contract import manifest as manifests
+from workflow.harness.builds import go_module_file
 
 HERE = Path(__file__).resolve().parent
 REF = HERE.parent
 
 
-def _go(*args: str) -> str:
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
-    res = subprocess.run(
-        ["go", *args], cwd=REF, capture_output=True, text=True, env=env, check=False
-    )
-    if res.returncode != 0:
-        raise RuntimeError(f"go {' '.join(args)} failed in {REF}:\n{res.stderr or res.stdout}")
-    return res.stdout
-
-
 def generate(module: str, version: str, out_dir: Path = HERE) -> Path:
     """<out_dir>/<module>@<version>.mod (+ .sum) from go.mod; returns the .mod path."""
-    mod = out_dir / f"{module}@{version}.mod"
-    mod.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(REF / "go.mod", mod)
-    shutil.copyfile(REF / "go.sum", mod.with_suffix(".sum"))
-    _go("mod", "edit", f"-modfile={mod}", f"-require={module}@{version}")
-    _go("mod", "tidy", f"-modfile={mod}")
-    selected = _go("list", f"-modfile={mod}", "-m", "-f", "{{.Version}}", module).strip()
-    if selected != version:
-        raise RuntimeError(
-            f"library {module} version {version}: the build would select {selected} (another "
-            f"requirement needs it); choose {selected} or later in prototype.yaml"
-        )
-    return mod
+    return go_module_file(REF, module, version, out_dir / f"{module}@{version}.mod")
 
 
 def main(argv: list[str]) -> int:

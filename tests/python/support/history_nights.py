@@ -61,6 +61,9 @@ def night_runs(
             rows.append(
                 {"campaign": "nightly", "cell_id": cell, "run_id": f"r{k + 1}",
                  "status": "ok", "library_version": "v1.0.0", "network_profile": "lan",
+                 "prototype": "reference", "transport": cell.split("-")[1],
+                 "library": "example.com/netcode", "library_release": "v1.0.0",
+                 "players": 20, "workload": "active",
                  "commit": "abc123", "host": "node1",
                  "rtt_net_p50_us": 2000.0 * factor * float(rng.lognormal(0, 0.02)),
                  "server_cpu_cores": 0.5 * float(rng.lognormal(0, 0.02))}

@@ -25,6 +25,11 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network n
 needs_snakemake = pytest.mark.skipif(not SNAKEMAKE.exists(), reason="snakemake is not in this venv")
 needs_r = pytest.mark.skipif(shutil.which("Rscript") is None, reason="R is not installed")
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="no go command on PATH")
+# The browser the site tests drive (Debian's chromium; workflow/setup.sh installs it for tests).
+CHROMIUM = "/usr/bin/chromium"
+needs_chromium = pytest.mark.skipif(
+    not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} is not installed (Debian: chromium)"
+)
 needs_mono = pytest.mark.skipif(
     shutil.which("mcs") is None or shutil.which("mono") is None,
     reason="mono's mcs and mono are not installed (Debian: mono-devel)",

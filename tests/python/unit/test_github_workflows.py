@@ -135,6 +135,28 @@ def test_nightly_is_started_by_schedule_and_by_hand_only() -> None:
     assert all("run" not in s for s in doc["jobs"]["regression-issue"]["steps"][:-1])
 
 
+def test_only_the_archive_job_writes_contents_and_it_runs_the_archive_script_alone() -> None:
+    doc = _load(WORKFLOWS / "nightly.yml")
+    writers = [n for n, j in doc["jobs"].items() if j["permissions"].get("contents") == "write"]
+    assert writers == ["archive"]
+    job = doc["jobs"]["archive"]
+    assert not str(job["runs-on"]).startswith("self-hosted") and job["needs"] == "nightly"
+    [checkout] = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout")]
+    # Only the standard-library script is checked out: no other project code can run there.
+    assert checkout["with"]["sparse-checkout"].split() == ["workflow/nightly/archive.py"]
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    assert len(runs) == 1 and "python3 code/workflow/nightly/archive.py push" in runs[0]
+    assert "--remote" in runs[0] and "GH_TOKEN" not in runs[0].split("base64")[1]
+    # The self-hosted night restores the history from that branch before it measures.
+    steps = doc["jobs"]["nightly"]["steps"]
+    pull = next(i for i, s in enumerate(steps) if "history pull" in str(s.get("run", "")))
+    campaign = next(i for i, s in enumerate(steps) if "campaign=nightly" in str(s.get("run", "")))
+    assert pull < campaign
+    # The history artifact is uploaded even when a later step of the night failed.
+    upload = next(s for s in steps if s.get("with", {}).get("name") == "nightly-history")
+    assert upload["if"] == "always()"
+
+
 def test_every_checkout_drops_its_credentials() -> None:
     for path in _workflow_files():
         for name, job in _load(path)["jobs"].items():

@@ -62,6 +62,10 @@ def test_import_writes_one_otava_shaped_file_per_night_and_is_idempotent(tmp_pat
         assert table[col].null_count() == 0, col
     assert table["library_versions"].unique().to_list() == ["v1.0.0"]
     assert table["profile"].unique().to_list() == ["lan"]
+    # What each cell is, for the trend site and the per-version verdicts.
+    assert table["transport"].to_list() == [c.split("-")[1] for c in sorted(STORE_CELLS)]
+    assert table["library"].unique().to_list() == ["example.com/netcode"]
+    assert table["library_version"].unique().to_list() == ["v1.0.0"]
     runs = table["rtt_net_p50_us__runs"][0].split(";")
     assert len(runs) == 6
     assert table["rtt_net_p50_us"][0] == pytest.approx(float(np.median([float(v) for v in runs])))

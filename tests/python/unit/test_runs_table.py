@@ -7,7 +7,9 @@ import csv
 from pathlib import Path
 
 from monitors.sampler import CSV_COLUMNS
+from prototypes.contract import manifest as manifests
 from stats import ingest
+from workflow.files import REPO
 
 from support.raw_campaign import RawCampaign, cell
 
@@ -35,6 +37,12 @@ def test_every_planned_run_gets_a_row_and_bad_data_is_reported(
     assert rows[("c1", "r2")]["reason"] == "not_ready"
     assert rows[("c1", "r2")]["failed_attempts"] == "2"
     assert rows[("c2", "r1")]["status"] == "not_run"
+    # Every row names the transport's library and the version measured, pinned resolved from
+    # the manifest, so that the history files a night under real versions.
+    tcp = manifests.load(REPO / "prototypes/reference/prototype.yaml").transport("tcp")
+    assert {(r["library"], r["library_release"]) for r in rows.values()} == {
+        (tcp.library, tcp.version)
+    }
 
 
 def test_probe_loss_ratio_counts_lost_over_sent_of_one_kind() -> None:
