@@ -93,6 +93,7 @@ def version_verdicts(
             v = found.get(cell)
             out.append(
                 {
+                    "prototype": context.get("prototype"),
                     "library": context.get("library"),
                     "transport": context.get("transport"),
                     "version": version,
@@ -114,7 +115,9 @@ def version_verdicts(
     for nb in not_built:
         library, version = str(nb.get("library")), str(nb.get("version"))
         out.append(
-            dict.fromkeys(("cell", "predecessor_cell", "metric", "ratio", "q", "bound", "note"))
+            dict.fromkeys(
+                ("prototype", "cell", "predecessor_cell", "metric", "ratio", "q", "bound", "note")
+            )
             | {
                 "library": library,
                 "transport": nb.get("transport"),

@@ -8,30 +8,20 @@ bad (workflow.nightly.bisect), built and measured one of two ways:
   with --args, the process's CPU time per run (or the last number it prints: --sample stdout).
 
 Candidates are the commits of --repo (a git repository of the library) from --good to --bad, or
-without --repo the library's released versions between them that the Go module proxy lists. The
-parser's flags are here (arguments); main.py adds them to its `bisect` command.
+without --repo the library's released versions between them that the Go module proxy lists
+(workflow/nightly/bisect_setup.py). The parser's flags are here (arguments); main.py adds them to
+its `bisect` command.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from workflow import layout
 from workflow.bench.options import DATA, positive_int, seconds
-from workflow.files import REPO, repo_relative
-
-if TYPE_CHECKING:
-    from prototypes.contract import manifest as manifests
-    from workflow.campaign.expand import Plan
-    from workflow.nightly.bisect import Builder, Measurer
-
-# The candidates, how to build and measure them, and the document's fields that name them.
-Setup = tuple[list[str], "Builder", "Measurer", dict[str, Any]]
+from workflow.files import repo_relative
 
 DESCRIPTION = (
     "find the first bad version or commit of a library between a last good and a first bad: "
@@ -98,32 +88,21 @@ def _progress(message: str) -> None:
 def bisect(args: argparse.Namespace) -> int:
     from prototypes.contract import manifest as manifests
     from workflow.nightly import bisect as bisection
+    from workflow.nightly import bisect_setup
     from workflow.nightly.candidates import CandidatesError
 
-    if (args.prototype is None) == (args.module_dir is None):
-        return _fail("give either --prototype (a prototype's cell) or --module-dir (a Go main)")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     work_dir = (args.work_dir or DATA / "bisect" / stamp).resolve()
     out = args.out or work_dir / "bisection.json"
-    if out.exists():
-        return _fail(f"--out {out}: exists; bisection documents are written once")
+    fields = {f: getattr(args, f) for f in bisect_setup.Request.__dataclass_fields__}
     try:
         settings = bisection.Settings(
             runs=args.runs, max_runs=args.max_runs, alpha=args.alpha, seed=args.seed
         )
-        setup = _prototype(args, work_dir) if args.prototype else _go_main(args, work_dir)
-    except (ValueError, CandidatesError, manifests.ManifestError) as exc:
-        return _fail(str(exc))
-    candidates, builder, measurer, meta = setup
-    _progress(
-        f"bisect: {len(candidates)} candidates of {meta['library']} from {args.good} to "
-        f"{args.bad}; work in {work_dir}"
-    )
-    outcome = bisection.bisect(candidates, builder, measurer, settings, _progress)
-    doc = outcome.document(night_id=args.night_id, **meta)
-    try:
-        bisection.write_document(out, doc)
-    except FileExistsError as exc:
+        outcome = bisect_setup.run(
+            bisect_setup.Request(**fields), work_dir, out, settings, args.night_id, _progress
+        )
+    except (ValueError, CandidatesError, manifests.ManifestError, FileExistsError) as exc:
         return _fail(str(exc))
     if outcome.status == bisection.FOUND:
         print(f"first bad: {outcome.first_bad} (last good {outcome.last_good})")
@@ -133,106 +112,23 @@ def bisect(args: argparse.Namespace) -> int:
     return 0
 
 
-def _go_main(args: argparse.Namespace, work_dir: Path) -> Setup:
-    from workflow.nightly.candidates import GoBuilder
-    from workflow.nightly.measurers import CommandMeasurer
+def confirmed(args: argparse.Namespace) -> int:
+    """`netstick history bisect REGRESSIONS`: bisect every version the night confirmed slower
+    than its predecessor, into the history (workflow/nightly/bisect_confirmed.py)."""
+    import json
 
-    if not args.main or not args.library:
-        raise ValueError("--module-dir needs --main (the main package) and --library")
-    module_dir = args.module_dir.resolve()
-    if not (module_dir / "go.mod").is_file():
-        raise ValueError(f"--module-dir {args.module_dir}: no go.mod; expected a Go module")
-    candidates = _candidates(args, module_dir, args.library)
-    builder = GoBuilder(module_dir, args.main, args.library, work_dir, _repo(args))
-    measurer = CommandMeasurer(shlex.split(args.args), args.sample, seed=args.seed)
-    metric = "cpu_s" if args.sample == "cpu" else "stdout"
-    meta = {"campaign": None, "library": args.library, "cell": args.main, "metric": metric}
-    return candidates, builder, measurer, meta
+    from workflow.nightly import bisect as bisection
+    from workflow.nightly import bisect_confirmed as after
 
-
-def _repo(args: argparse.Namespace) -> Path | None:
-    if args.repo is None:
-        return None
-    repo = args.repo.resolve()
-    if not (repo / ".git").exists() and not (repo / "HEAD").is_file():
-        raise ValueError(f"--repo {args.repo}: not a git repository")
-    return repo
-
-
-def _candidates(args: argparse.Namespace, module_dir: Path, library: str) -> list[str]:
-    """The commits of --repo from --good to --bad, or the library's released versions."""
-    from workflow.nightly.candidates import commits_between, versions_between
-
-    repo = _repo(args)
-    if repo is not None:
-        return commits_between(repo, args.good, args.bad)
-    return versions_between(module_dir, library, args.good, args.bad)
-
-
-def _prototype(args: argparse.Namespace, work_dir: Path) -> Setup:
-    from prototypes.contract import manifest as manifests
-    from workflow.campaign import expand as campaigns
-    from workflow.nightly.candidates import GoBuilder
-    from workflow.nightly.measurers import PrototypeMeasurer
-
-    path = REPO / "prototypes" / args.prototype / "prototype.yaml"
-    if not path.is_file():
-        raise ValueError(f"--prototype {args.prototype}: no {path}")
-    man = manifests.load(path)
-    if args.transport is None:
-        raise ValueError(f"--prototype needs --transport (one of {', '.join(man.transport_names)})")
-    library = args.library or (man.transport(args.transport).library or "").split(" ", 1)[0]
-    if man.language != "go" or not (man.directory / "go.mod").is_file():
-        raise ValueError(f"{path}: not a Go module's prototype; bisect builds Go main packages")
-    main = _main_package(man)
-    cell = _cell(campaigns.plan(args.campaign, only_prototypes=[args.prototype]), args)
-    candidates = _candidates(args, man.directory, library)
-    builder = GoBuilder(man.directory, main, library, work_dir, _repo(args))
-    measurer = PrototypeMeasurer(path, cell, args.metric, work_dir, args.seed, _progress)
-    meta = {
-        "campaign": args.campaign,
-        "library": library,
-        "cell": cell["cell_id"],
-        "metric": args.metric,
-    }
-    return candidates, builder, measurer, meta
-
-
-def _main_package(man: manifests.Manifest) -> str:
-    """The main package the manifest's library_builds command builds (its last ./ argument)."""
-    command = man.library_builds.command if man.library_builds is not None else ()
-    packages = [a for a in command if a.startswith("./")]
-    if not packages:
-        raise ValueError(
-            f"{man.path}: library_builds.command names no main package (./...); expected the "
-            "command that builds another library version"
-        )
-    return str(packages[-1])
-
-
-def _cell(plan: Plan, args: argparse.Namespace) -> dict[str, Any]:
-    """The campaign's cell (its first run's document): --cell, else the pinned cell of
-    --transport; --duration-s overrides its window."""
-    for run in plan.runs:
-        cell = run.cell
-        if args.cell is not None:
-            chosen = run.cell_id == args.cell
-        else:
-            pinned = cell.get("library_version", "pinned") == "pinned"
-            chosen = cell["transport"] == args.transport and pinned
-        if chosen:
-            if cell["transport"] != args.transport:
-                raise ValueError(
-                    f"--cell {args.cell}: a cell of transport {cell['transport']}, not "
-                    f"--transport {args.transport}"
-                )
-            doc = dict(cell)
-            if args.duration_s is not None and args.duration_s != doc["duration_s"]:
-                # Another window is another cell: named as run-cell names a cell file.
-                doc["duration_s"] = args.duration_s
-                doc["cell_id"] = layout.derive_cell_id(doc)
-            return doc
-    which = f"cell {args.cell}" if args.cell else f"pinned cell of transport {args.transport}"
-    raise ValueError(
-        f"--campaign {args.campaign}: no {which}; its cells: {', '.join(plan.cell_ids[:12])}"
+    try:
+        decision = json.loads(args.regressions.read_text())
+    except (OSError, ValueError) as exc:
+        return _fail(f"{args.regressions}: {exc}; expected the night's regressions.json")
+    settings = bisection.Settings(runs=args.runs, max_runs=args.max_runs, alpha=args.alpha)
+    work = (args.work_dir or DATA / "bisect" / str(decision.get("night_id"))).resolve()
+    paths = after.bisect_confirmed(
+        decision, args.history_dir, work, settings, args.clone, _progress
     )
+    docs = [json.loads(p.read_text()) for p in paths]
+    print(after.summary(paths, docs))
+    return 0

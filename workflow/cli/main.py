@@ -322,6 +322,21 @@ def _add_report(sub: SubParsers) -> None:
     decision_args(q)
     history_dir(q)
     q = _command(
+        hsub,
+        "bisect",
+        "workflow.cli.bisect:confirmed",
+        "bisect every version the night confirmed slower than the release before it (the "
+        "releases between them, or with --clone the commits between their tags) into "
+        "<history>/<campaign>/bisections/",
+    )
+    q.add_argument("regressions", type=Path, help="the night's regressions.json (after confirm)")
+    q.add_argument("--clone", action="store_true", help="clone the library and bisect commits")
+    q.add_argument("--work-dir", type=Path, help="builds and runs (default data/bisect/NIGHT)")
+    q.add_argument("--runs", type=positive_int, default=6, help="runs per side at first (6)")
+    q.add_argument("--max-runs", type=positive_int, default=24, help="runs per side at most (24)")
+    q.add_argument("--alpha", type=float, default=0.05, help="chance of any wrong call (0.05)")
+    history_dir(q)
+    q = _command(
         hsub, "confirm-plan", "workflow.cli.history:confirm_plan", "campaign re-running suspects"
     )
     q.add_argument("regressions", type=Path, help="decision JSON (from decide)")

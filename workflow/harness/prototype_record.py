@@ -220,6 +220,15 @@ def prototype_record(
         doc["linked_versions"] = linked_versions(man, build)
     vb = man.library_build
     doc["library_build"] = {"library": vb.library, "version": vb.version} if vb else None
+    if vb is not None and man.upstream is not None:
+        # A version the night found upstream: its exact bytes (go.sum lines, commit) and when
+        # it was published, as `netstick upstream prepare` resolved them.
+        entry = man.upstream.doc["libraries"].get(vb.library, {})
+        doc["library_build"]["upstream"] = {
+            "prepared_at": man.upstream.doc.get("prepared_at"),
+            "goproxy": man.upstream.doc.get("goproxy"),
+            **(entry.get("resolved", {}).get(vb.version) or {}),
+        }
     if doc["runtime"] is None and man.engine:
         # A game-engine build (Unity) is run by its engine, which the manifest names.
         doc.update(runtime=man.engine, runtime_source="engine in the manifest")

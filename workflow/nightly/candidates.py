@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from prototypes.contract.follow import version_key
 from prototypes.contract.library_builds import VersionBuildError
 from workflow.harness.builds import go_module_file
 from workflow.nightly.bisect import CandidateFailed
@@ -89,21 +90,24 @@ def commits_between(repo: Path, good: str, bad: str) -> list[str]:
 
 
 def versions_between(module_dir: Path, library: str, good: str, bad: str) -> list[str]:
-    """The released versions of library from good to bad (both included), in the module
-    proxy's semver order (`go list -m -versions`, run in module_dir)."""
+    """The released versions of library from good to bad (both included), in semver order:
+    those the module proxy lists (`go list -m -versions`, run in module_dir), plus good and bad
+    themselves where its list lacks them (a proxy's list can miss a release that resolves, as
+    the pinned kcp-go v5.6.72 here; a version that does not resolve fails its build)."""
     out = _run(["go", "list", "-m", "-versions", library], module_dir, GO_ENV).split()
-    versions = out[1:] if out and out[0] == library else out
+    listed = out[1:] if out and out[0] == library else out
     for flag, v in (("--good", good), ("--bad", bad)):
-        if v not in versions:
-            shown = ", ".join(versions[-12:]) or "none"
+        if version_key(v) is None:
+            shown = ", ".join(listed[-12:]) or "none"
             raise CandidatesError(
-                f"{flag} {v}: not a released version of {library} (the module proxy lists: "
-                f"{shown}); expected one of them"
+                f"{flag} {v}: not a version of {library} (the module proxy lists: {shown}); "
+                "expected a semantic version such as v1.2.3"
             )
-    i, j = versions.index(good), versions.index(bad)
+    order = sorted({*listed, good, bad}, key=lambda v: version_key(v) or ())
+    i, j = order.index(good), order.index(bad)
     if i >= j:
         raise CandidatesError(f"--good {good} is not older than --bad {bad} in {library}'s order")
-    return versions[i : j + 1]
+    return order[i : j + 1]
 
 
 def pseudo_version(repo: Path, sha: str, library: str) -> str:

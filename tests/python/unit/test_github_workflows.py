@@ -157,6 +157,31 @@ def test_only_the_archive_job_writes_contents_and_it_runs_the_archive_script_alo
     assert upload["if"] == "always()"
 
 
+def test_nightly_discovers_builds_decides_bisects_and_publishes_in_order() -> None:
+    steps = _load(WORKFLOWS / "nightly.yml")["jobs"]["nightly"]["steps"]
+    runs = [str(s.get("run", "")) for s in steps]
+
+    def at(text: str) -> int:
+        found = [i for i, r in enumerate(runs) if text in r]
+        assert found, f"no step runs {text!r}"
+        return found[0]
+
+    order = [
+        at("history pull"), at("upstream check"), at("upstream prepare"),
+        at("campaign=nightly"), at(" confirm --config"), at("GITHUB_OUTPUT"),
+        at("history bisect"), at("history site"),
+    ]  # fmt: skip
+    assert order == sorted(order)
+    bisect = steps[at("history bisect")]
+    # Only when a version was confirmed slower, on a node of its own.
+    assert bisect["if"] == "steps.verdict.outputs.versions != '0'"
+    assert bisect["run"].startswith("srun ")
+    # The trend site goes out with the report (the Pages artifact's directory).
+    pages = next(s for s in steps if "upload-pages-artifact" in str(s.get("uses", "")))
+    assert "report/_output/nightly/trends" in runs[at("history site")]
+    assert pages["with"]["path"].rstrip("/") == "report/_output/nightly"
+
+
 def test_every_checkout_drops_its_credentials() -> None:
     for path in _workflow_files():
         for name, job in _load(path)["jobs"].items():

@@ -17,6 +17,7 @@ import yaml
 from prototypes.contract import manifest as manifests
 from prototypes.contract.upstream_lock import UPSTREAM_LOCK
 from workflow.campaign import expand
+from workflow.harness.prototype_record import prototype_record
 from workflow.nightly.upstream_builds import prepare
 
 from support import go_proxy
@@ -73,6 +74,10 @@ def test_new_versions_are_built_declared_and_planned(
     vb = man.version_build("ws", "v1.8.12")
     assert vb is not None and vb.executable.is_file() and not vb.stale()
     assert man.upstream_versions("ws") == ("v1.8.12",)
+    # What a run of it records: the version's exact bytes and publication, as prepared.
+    record = prototype_record(man.for_version("ws", "v1.8.12"), tmp_path, [])
+    upstream = record["library_build"]["upstream"]
+    assert (upstream["published"], upstream["sum"]) == ("2024-04-07T00:00:00Z", "h1:x")
     assert EMPTY not in man.declared_versions("ws")
     # A campaign that names `upstream` measures every version that built, beside pinned.
     night = {
