@@ -130,7 +130,11 @@ def validate(
             empty = pl.DataFrame({"cell_id": [], "status": [], doc["metric"]: []})
             return confirm(doc, read_history(hist, NAME), empty)
         back = {v: key for key, v in mapping.items()}
-        own = dict(doc, cells=[c | {"cell": back.get(c["cell"], c["cell"])} for c in doc["cells"]])
+        own = dict(
+            doc,
+            cells=[c | {"cell": back.get(c["cell"], c["cell"])} for c in doc["cells"]],
+            rerun_cells=[back.get(c, c) for c in doc.get("rerun_cells", [])],
+        )
         tag = f"confirm-{doc['night_id']}"
         conf_file = confirm_campaign(own, campaign, root / tag)
         results = run_campaign(conf_file, root / tag, cores, timeout_s)
