@@ -55,6 +55,17 @@ def _pairs(rng: random.Random, a: Path, b: Path, runs: int) -> list[tuple[Path, 
     return out
 
 
+def interleaved(
+    rng: random.Random, a: Path, b: Path, runs: int, run: Callable[[Path], float]
+) -> tuple[list[float], list[float]]:
+    """runs samples of a and of b, taken in _pairs' order: (samples of a, samples of b)."""
+    samples: dict[Path, list[float]] = {a: [], b: []}
+    for pair in _pairs(rng, a, b, runs):
+        for exe in pair:
+            samples[exe].append(run(exe))
+    return samples[a], samples[b]
+
+
 @dataclass
 class CommandMeasurer:
     """Runs `executable *args` and takes CPU seconds (sample "cpu") or the last number the
@@ -74,11 +85,7 @@ class CommandMeasurer:
         self._rng = random.Random(self.seed)
 
     def measure(self, a: Path, b: Path, runs: int) -> tuple[list[float], list[float]]:
-        samples: dict[Path, list[float]] = {a: [], b: []}
-        for pair in _pairs(self._rng, a, b, runs):
-            for exe in pair:
-                samples[exe].append(self.run(exe))
-        return samples[a], samples[b]
+        return interleaved(self._rng, a, b, runs, self.run)
 
     def run(self, exe: Path) -> float:
         """One run of exe: its sample."""
@@ -152,11 +159,7 @@ class PrototypeMeasurer:
         self._rng = random.Random(self.seed)
 
     def measure(self, a: Path, b: Path, runs: int) -> tuple[list[float], list[float]]:
-        samples: dict[Path, list[float]] = {a: [], b: []}
-        for pair in _pairs(self._rng, a, b, runs):
-            for exe in pair:
-                samples[exe].append(self.run(exe))
-        return samples[a], samples[b]
+        return interleaved(self._rng, a, b, runs, self.run)
 
     def run(self, exe: Path) -> float:
         """One run of the cell with exe: the metric of its record."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import sys
@@ -11,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from prototypes.contract import manifest as mf
 from prototypes.contract.argv import (
@@ -22,24 +20,10 @@ from prototypes.contract.argv import (
     server_argv,
 )
 
+from support.manifest_variants import Doc, load_variant
 from support.paths import FAKE_MANIFEST, REPO
 
 REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"
-Doc = dict[str, Any]
-
-
-def reference_doc() -> Doc:
-    doc: Doc = yaml.safe_load(REFERENCE_MANIFEST.read_text())
-    return doc
-
-
-def load_variant(tmp_path: Path, change: Callable[[Doc], None]) -> mf.Manifest:
-    """The reference manifest with one change, written next to a copy so paths still resolve."""
-    doc = copy.deepcopy(reference_doc())
-    change(doc)
-    path = tmp_path / "prototype.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return mf.load(path)
 
 
 def problems_of(tmp_path: Path, change: Callable[[Doc], None]) -> list[str]:

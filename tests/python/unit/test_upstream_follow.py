@@ -4,14 +4,12 @@ before each, the default without the key, and validation errors that name file a
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from prototypes.contract import manifest as mf
 from prototypes.contract.follow import (
@@ -23,11 +21,11 @@ from prototypes.contract.follow import (
     version_key,
 )
 
+from support.manifest_variants import Doc, load_variant
 from support.paths import REPO
 
 REFERENCE_MANIFEST = REPO / "prototypes" / "reference" / "prototype.yaml"
 KCP = "github.com/xtaci/kcp-go/v5"
-Doc = dict[str, Any]
 
 
 # -- the version order ------------------------------------------------------------------------
@@ -147,19 +145,6 @@ def test_tag_prefix() -> None:
 
 
 # -- the manifest section ---------------------------------------------------------------------
-
-
-def reference_doc() -> Doc:
-    doc: Doc = yaml.safe_load(REFERENCE_MANIFEST.read_text())
-    return doc
-
-
-def load_variant(tmp_path: Path, change: Callable[[Doc], None]) -> mf.Manifest:
-    doc = copy.deepcopy(reference_doc())
-    change(doc)
-    path = tmp_path / "prototype.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return mf.load(path)
 
 
 def problems_of(tmp_path: Path, change: Callable[[Doc], None]) -> list[str]:
