@@ -20,6 +20,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from workflow.campaign import expand as campaigns
+from workflow.campaign.benchmark import planned_for_benchmark
 from workflow.campaign import progress
 from workflow import layout
 
@@ -53,6 +54,8 @@ try:
         only_prototypes=config["prototypes"] or None,
         repetitions=config.get("repetitions"),
         duration_s=config.get("duration_s"),
+        # Benchmark flags (planted regressions) only in a bench's own scratch campaign.
+        benchmark=planned_for_benchmark(campaigns.campaign_path(CAMPAIGN), DATA),
     )
 except campaigns.CampaignError as exc:
     raise WorkflowError(str(exc)) from None

@@ -18,6 +18,12 @@ fork helpers) and the host, and appends tidy rows to a CSV:
 - ``proc=sampler``: the sampler's own cost: CPU of its sampling thread (so it is exact even
   when the sampler runs inside the harness process); ``rss_bytes``/``num_threads`` are those
   of the hosting process.
+- ``proc=steal`` (with ``host``): time the hypervisor gave this machine's virtual CPUs to
+  someone else; ``cpu_user_s`` is the cumulative steal seconds of all cores (``cpu_system_s``
+  0), ``cpu_cores`` how many cores were stolen over the interval, ``rss_bytes`` 0.
+
+What else used the machine during a run (stats.interference) is derived from these rows: the
+host's busy cores minus the named trees and the sampler, and the steal.
 
 The file is flushed once per sample, so a crash loses at most one interval. Samples are taken
 on a fixed grid of absolute deadlines (no drift); missed deadlines are skipped and counted.
@@ -37,7 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
@@ -57,6 +63,8 @@ CSV_COLUMNS = (
 )
 HOST = "host"
 SAMPLER = "sampler"
+STEAL = "steal"
+RESERVED = (HOST, SAMPLER, STEAL)  # rows of the sampler's own, never a process's name
 DEFAULT_INTERVAL_S = 0.5
 MONITOR_CSV = "monitor.csv"  # the harness's sampler, in the run directory
 NODE_CSV_PREFIX = "monitor-"  # monitor-<name>.csv: one process sampled on its own node
@@ -177,12 +185,13 @@ class _Tree:
         return user_s, system_s, rss_bytes, num_threads
 
 
-def _host_cpu_s() -> tuple[float, float]:
-    """Cumulative busy CPU seconds of all cores: (user-ish, system-ish)."""
+def _host_cpu_s() -> tuple[float, float, float]:
+    """Cumulative CPU seconds of all cores: busy (user-ish, system-ish) and stolen, from one
+    reading of /proc/stat so the two agree."""
     t = psutil.cpu_times()
     user_s = t.user + getattr(t, "nice", 0.0)
     system_s = t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
-    return user_s, system_s
+    return user_s, system_s, getattr(t, "steal", 0.0)  # no steal field: not a VM (or not Linux)
 
 
 def _rate(cpu_s: float, mono: float, prev: tuple[float, float] | None) -> float:
@@ -208,10 +217,10 @@ class Sampler:
         if interval_s <= 0:
             raise ValueError(f"interval_s must be > 0, got {interval_s}")
         for name in roots:
-            if not name or any(c in name for c in ",\n\r") or name in (HOST, SAMPLER):
+            if not name or any(c in name for c in ",\n\r") or name in RESERVED:
                 raise ValueError(
                     f"process name {name!r} must be non-empty, contain no comma or newline, "
-                    f"and not be {HOST!r} or {SAMPLER!r}"
+                    f"and not be one of {', '.join(map(repr, RESERVED))}"
                 )
         self.interval_s = interval_s
         self.out_csv = Path(out_csv) if out_csv is not None else None
@@ -227,6 +236,7 @@ class Sampler:
         self._n_samples = 0
         self._missed = 0
         self._host_prev: tuple[float, float] | None = None  # (busy cpu_s, mono)
+        self._steal_prev: tuple[float, float] | None = None  # (steal cpu_s, mono)
         self._self_prev: tuple[float, float] | None = None
         self._self_proc = psutil.Process()
         self._thread_native_id: int | None = None
@@ -350,7 +360,7 @@ class Sampler:
                 Sample(t_unix_ns, tree.name, user_s, system_s, cores, rss_bytes, num_threads)
             )
         if self.sample_host:
-            user_s, system_s = _host_cpu_s()
+            user_s, system_s, steal_s = _host_cpu_s()
             busy_s = user_s + system_s
             cores = _rate(busy_s, mono, self._host_prev)
             self._host_prev = (busy_s, mono)
@@ -358,6 +368,9 @@ class Sampler:
             rows.append(
                 Sample(t_unix_ns, HOST, user_s, system_s, cores, vm.total - vm.available, None)
             )
+            steal_cores = _rate(steal_s, mono, self._steal_prev)
+            self._steal_prev = (steal_s, mono)
+            rows.append(Sample(t_unix_ns, STEAL, steal_s, 0.0, steal_cores, 0, None))
         user_s, system_s = self._own_thread_cpu_s()
         cores = _rate(user_s + system_s, mono, self._self_prev)
         self._self_prev = (user_s + system_s, mono)
@@ -389,14 +402,26 @@ def read_samples(path: Path) -> list[Sample]:
         return [Sample.from_row(row) for row in csv.DictReader(f)]
 
 
+def node_row(proc: str, name: str) -> str:
+    """The name read_monitor gives a node CSV's own host, steal or sampler rows: proc@name,
+    e.g. host@server (the host the process name ran on)."""
+    return f"{proc}@{name}"
+
+
 def read_monitor(run_dir: Path) -> list[Sample]:
     """A run directory's sampler rows: monitor.csv, where under SLURM each process sampled on
     its own node (monitor-<name>.csv) replaces that process's rows (the local monitor.csv then
-    sees only the srun launcher)."""
+    sees only the srun launcher). A node CSV's host, steal and sampler rows are another
+    machine's, or another sampler's: they come back as node_row(proc, name), never mixed into
+    the harness's own."""
     samples = read_samples(run_dir / MONITOR_CSV)
     for path in sorted(run_dir.glob(f"{NODE_CSV_PREFIX}*.csv")):
         name = path.stem.removeprefix(NODE_CSV_PREFIX)
-        samples = [x for x in samples if x.proc != name] + read_samples(path)
+        node = [
+            replace(x, proc=node_row(x.proc, name)) if x.proc in RESERVED else x
+            for x in read_samples(path)
+        ]
+        samples = [x for x in samples if x.proc != name] + node
     return samples
 
 

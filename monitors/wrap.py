@@ -6,7 +6,9 @@ Across SLURM nodes the harness cannot see the prototype's processes (psutil read
 local /proc), so each `srun` step starts the prototype through this wrapper: it samples the
 command's process tree into DIR/monitor-<name>.csv, passes stdout and stderr through unchanged
 (the harness reads the READY and CONNECTED lines), forwards SIGTERM and SIGINT to the command,
-and exits with the command's exit code.
+and exits with the command's exit code. Beside the tree the CSV holds the node's own host, steal
+and sampler rows (read back as host@<name>, ...: read_monitor), from which the stats stage
+judges what else used that node during the run (stats.interference).
 
 Inside a SLURM job step nothing is forwarded: slurmstepd delivers a signal that srun forwards to
 every process of the task, the command included, and a second copy from here could reach the

@@ -9,8 +9,8 @@ through report/sentences.py. figures/manifest.json lists every figure type the r
 whether this campaign can have it, why not when it cannot, its CSV files and its caption (what
 was measured, the interval, how many runs). Tests compare the rendered page against this
 manifest. Beside the figures: findings.md (every finding's sentence, grouped), cells-table.csv
-(the cells table in shown units), warmup.csv and failed-runs.csv (every run that failed or never
-ran, with its cause).
+(the cells table in shown units), warmup.csv, failed-runs.csv (every run that failed or never
+ran, with its cause) and interfered-runs.csv (every ok run measured beside a busy neighbour).
 """
 
 from __future__ import annotations
@@ -28,7 +28,12 @@ from workflow.files import read_json, replace_atomically, write_json, write_text
 MAX_TIME_CELLS = 8  # warm-up panels: more would be unreadable on one figure
 SIZE_ORDER = {"S": 0, "M": 1, "L": 2, "XL": 3}
 # The metrics of the cells table, in its column order.
-TABLE_METRICS = ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_rss_bytes")
+TABLE_METRICS = (
+    "rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_cpu_us_per_msg",
+    "server_rss_bytes", "server_instr_per_msg",
+)  # fmt: skip
+# Shown only where a cell measured them (callgrind runs only).
+TABLE_METRICS_IF_MEASURED = ("server_instr_per_msg",)
 CAUSE_SEPARATOR = " · "  # between a cause's stderr lines, in one table cell
 # The runs table's failure columns (stats.tables.RUNS); results written before they existed
 # lack them.
@@ -465,7 +470,13 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
     without an interval); and a sentence naming the shown units."""
     first = cells.filter(pl.col("metric") == TABLE_METRICS[0])
     table = first.select("cell_id", pl.format("{}/{}", "n_runs", "runs_planned").alias("runs"))
-    for metric in TABLE_METRICS:
+    measured = (
+        set(cells.filter(pl.col("y").is_not_null())["metric"].to_list())
+        if "y" in cells.columns
+        else set()
+    )
+    metrics = [m for m in TABLE_METRICS if m not in TABLE_METRICS_IF_MEASURED or m in measured]
+    for metric in metrics:
         name = disp.names.get(metric, metric)
         rows = {
             r["cell_id"]: r for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
@@ -493,7 +504,7 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
                   detectable, dtype=pl.String)
     )  # fmt: skip
     units = ", ".join(
-        f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in TABLE_METRICS
+        f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in metrics
     )
     return table, units
 
@@ -523,6 +534,32 @@ def failed_table(runs: pl.DataFrame) -> pl.DataFrame:
         "exit_code",
         "attempts",
         pl.Series("cause", causes, dtype=pl.String),
+    )
+
+
+INTERFERENCE_COLUMNS = {
+    "interference": pl.Boolean,
+    "others_cpu_cores": pl.Float64,
+    "steal_cores": pl.Float64,
+    "interference_reason": pl.String,
+}
+
+
+def interference_table(runs: pl.DataFrame) -> pl.DataFrame:
+    """The report's table of ok runs measured beside a busy neighbour (stats.interference), in
+    the runs table's order: what the other processes and the hypervisor took of the machine in
+    the window, and the stats stage's reason."""
+    absent = [
+        pl.lit(None, t).alias(c) for c, t in INTERFERENCE_COLUMNS.items() if c not in runs.columns
+    ]
+    busy = runs.with_columns(absent).filter(
+        (pl.col("status") == "ok") & pl.col("interference").fill_null(False)
+    )
+    return busy.select(
+        pl.format("{}/{}", "cell_id", "run_id").alias("run"),
+        pl.col("others_cpu_cores").round(3),
+        pl.col("steal_cores").round(3),
+        pl.col("interference_reason").alias("reason"),
     )
 
 
@@ -580,12 +617,14 @@ def shape(results: Path) -> list[Figure]:
     table, units = cells_table(cells, disp)
     _write(table, out, "cells-table.csv")
     _write(failed_table(runs), out, "failed-runs.csv")
+    _write(interference_table(runs), out, "interfered-runs.csv")
     write_text(out / "findings.md", findings_markdown(results))
     doc = {
         "figures": [asdict(f) for f in figs],
         "tables": {
             "cells": {"file": "cells-table.csv", "units": units},
             "failed": {"file": "failed-runs.csv"},
+            "interfered": {"file": "interfered-runs.csv"},
         },
         "findings": "findings.md",
     }

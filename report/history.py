@@ -118,6 +118,12 @@ def shape(tables: Path) -> dict[str, Any]:
             "confirmed": [c["cell"] for c in cells if c.get("confirmed")],
             "sentences": [verdict_sentence(c, unit) for c in cells],
             "note": decision.get("note"),
+            # Runs measured beside a busy neighbour, left out by the stats stage (if any).
+            "left_out": [
+                str(n)
+                for n in ((decision.get("left_out") or {}).get(k) for k in ("note", "rerun_note"))
+                if n
+            ],
         }
     return out
 

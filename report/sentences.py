@@ -32,6 +32,8 @@ SHOWN: dict[str, tuple[str, float]] = {
     "ratio": ("ratio", 1.0),
     "fraction": ("fraction", 1.0),
     "count": ("count", 1.0),
+    "us/msg": ("µs/msg", 1.0),  # per message µs stay µs: a few of them, not thousandths of a ms
+    "instr/msg": ("instructions/msg", 1.0),
     # the Net-Celerity re-analysis stores its tables' units (ms and MiB, as the logs had them)
     "ms/player": ("ms/player", 1.0),
     "cores/player": ("cores/player", 1.0),
@@ -226,12 +228,29 @@ def _failed(f: Finding) -> str:
     )
 
 
+@writes("interference")
+def _interference(f: Finding) -> str:
+    ctx = f["context"]
+    each = ", ".join(
+        f"{run} ({fmt(others, 2)} cores" + (f", steal {fmt(steal, 2)}" if steal else "") + ")"
+        for run, others, steal in zip(
+            ctx["runs"], ctx["others_cores"], ctx["steal_cores"], strict=True
+        )
+    )
+    return (
+        f"{f['estimate']} of {ctx['runs_ok']} ok runs were measured beside a busy neighbour "
+        f"(other processes above {fmt(ctx['threshold_others_cores'])} cores or steal above "
+        f"{fmt(ctx['threshold_steal_cores'])} cores on average over the window): left out of "
+        f"{f.get('left_out_of', 'comparisons')}, kept in the cell tables: {each}"
+    )
+
+
 # Sections of the campaign report's findings, in order: (heading, kinds).
 SECTIONS = (
     ("Scaling with players", ("scaling", "threshold", "slope")),
     ("Transports compared (Benjamini-Hochberg over all tests)", ("comparison",)),
     ("Runs that did not settle", ("warmup",)),
-    ("What cannot be concluded", ("inconclusive", "failed")),
+    ("What cannot be concluded", ("inconclusive", "failed", "interference")),
 )
 
 

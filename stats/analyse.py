@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from stats import changepoints, compare, intervals, power, scaling
+from stats import changepoints, compare, interference, intervals, power, scaling
 from stats.findings import LEVEL, UNITS, finding, num
 from stats.runs_frame import float_column, ok_runs
 from workflow.files import replace_atomically, write_json
@@ -39,11 +39,18 @@ METRICS = (
     ("rtt_net_p99_us", "RTT p99", "us"),
     ("send_late_p99_us", "send lateness p99", "us"),
     ("server_cpu_cores", "server CPU", "cores"),
+    ("server_cpu_us_per_msg", "server CPU per message", "us/msg"),
+    ("server_instr_per_msg", "server instructions per message", "instr/msg"),
     ("client_cpu_cores", "client CPU", "cores"),
     ("server_rss_bytes", "server RSS", "bytes"),
     ("server_tx_bytes_per_s", "server send", "bytes/s"),
     ("server_rx_bytes_per_s", "server receive", "bytes/s"),
 )
+# Metrics compared between transports and versions (comparisons.parquet).
+COMPARED_METRICS = (
+    "rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_cpu_us_per_msg",
+    "server_instr_per_msg",
+)  # fmt: skip
 # Per-second metrics of timeseries.parquet (stats/timeseries.py) the cell metrics do not name.
 SERIES_METRICS = (
     ("rtt_net_sd_us", "RTT SD per second", "us"),
@@ -141,7 +148,8 @@ def _comparable(a: str, b: str) -> bool:
 
 
 def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    ok = _with_variant(ok_runs(runs, ()))
+    # A run measured beside a busy neighbour is left out (stats.interference; a caveat says so).
+    ok = _with_variant(interference.usable(ok_runs(runs, ())))
     rows: list[dict[str, Any]] = []
     keys = [k for k in CONTEXT_KEYS if k in ok.columns]
     for ctx, group in ok.group_by(keys, maintain_order=True):
@@ -151,10 +159,12 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
                 continue
             ga = group.filter(pl.col("_variant") == a)
             gb = group.filter(pl.col("_variant") == b)
-            for metric in ("rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores"):
+            for metric in COMPARED_METRICS:
                 if metric not in group.columns:
                     continue
                 va, vb = _values(ga, metric), _values(gb, metric)
+                if not (va.size or vb.size):  # measured by neither (callgrind runs' metric)
+                    continue
                 ratio = compare.ratio_of_medians(va, vb, level=LEVEL, seed=seed)
                 rows.append(
                     {
@@ -338,6 +348,7 @@ def _caveat_findings(runs: pl.DataFrame, cell_table: pl.DataFrame) -> list[dict[
                 failed.height, "count",
             )
         )  # fmt: skip
+    out += _interference_findings(runs)
     few = cell_table.filter(pl.col("note").is_not_null() & (pl.col("metric") == "rtt_net_p50_us"))
     if few.height:
         out.append(
@@ -349,6 +360,23 @@ def _caveat_findings(runs: pl.DataFrame, cell_table: pl.DataFrame) -> list[dict[
             )
         )  # fmt: skip
     return out
+
+
+def _interference_findings(runs: pl.DataFrame) -> list[dict[str, Any]]:
+    """The ok runs measured beside a busy neighbour (stats.interference), with what the others
+    and the hypervisor took: left out of the comparisons, kept in the cells."""
+    busy = runs.filter(interference.interfered(runs)).to_dicts()
+    if not busy:
+        return []
+    context = {
+        "runs_ok": ok_runs(runs, ()).height,
+        "runs": [f"{r['cell_id']}/{r['run_id']}" for r in busy],
+        "others_cores": [num(r.get("others_cpu_cores")) for r in busy],
+        "steal_cores": [num(r.get("steal_cores")) for r in busy],
+        "threshold_others_cores": interference.OTHERS_MAX_CORES,
+        "threshold_steal_cores": interference.STEAL_MAX_CORES,
+    }
+    return [finding("interference", context, len(busy), "count", left_out_of="comparisons")]
 
 
 def metrics_doc() -> dict[str, Any]:

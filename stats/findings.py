@@ -17,7 +17,7 @@ LEVEL: Final = 0.95
 # how each is shown. "count" is a number of runs, cells, nights or samples.
 UNITS: Final = (
     "us", "ms", "s", "us/player", "ms/player", "cores", "cores/player", "bytes", "bytes/s",
-    "MiB/player", "MiB/s", "players", "ratio", "fraction", "count",
+    "MiB/player", "MiB/s", "players", "ratio", "fraction", "count", "us/msg", "instr/msg",
 )  # fmt: skip
 
 

@@ -62,6 +62,47 @@ def mean_cpu_cores(
     return max(0.0, cpu_s / wall_s) if wall_s > 0 else None
 
 
+def cpu_s_between(
+    samples: Iterable[ResourceSample],
+    proc: str,
+    start_ns: int | None = None,
+    end_ns: int | None = None,
+) -> tuple[float, int, int] | None:
+    """(CPU seconds, first t_unix_ns, last t_unix_ns) that proc used between the first and last
+    of its samples inside the window [start_ns, end_ns); None with fewer than two samples.
+
+    The CPU seconds rather than a mean, so the CPU of several trees can be added and subtracted
+    over one span (stats.interference) even where one of them stopped earlier."""
+    rows = _in_window(samples, proc, start_ns, end_ns)
+    if len(rows) < 2:
+        return None
+    first, last = rows[0], rows[-1]
+    cpu_s = (last.cpu_user_s + last.cpu_system_s) - (first.cpu_user_s + first.cpu_system_s)
+    return cpu_s, first.t_unix_ns, last.t_unix_ns
+
+
+def cpu_s_nearest(
+    samples: Iterable[ResourceSample], proc: str, start_ns: int, end_ns: int
+) -> tuple[float, int, int] | None:
+    """(CPU seconds, t_unix_ns of the first, of the last sample) that proc used between its
+    samples nearest to start_ns and to end_ns, inside the window or not; None when they are one
+    sample (or proc has none).
+
+    cpu_s_between's span may fall short of the window by up to a sampling interval at each
+    edge; where the sampler ran across an edge, this one strays from it by at most half an
+    interval, inside or out, for a cost per unit of work counted over the same span
+    (stats.per_message)."""
+    rows = sorted((s for s in samples if s.proc == proc), key=lambda s: s.t_unix_ns)
+    if not rows:
+        return None
+    first = min(rows, key=lambda s: abs(s.t_unix_ns - start_ns))
+    last = min(rows, key=lambda s: abs(s.t_unix_ns - end_ns))
+    if last.t_unix_ns <= first.t_unix_ns:
+        return None
+    cpu_s = (last.cpu_user_s + last.cpu_system_s) - (first.cpu_user_s + first.cpu_system_s)
+    return cpu_s, first.t_unix_ns, last.t_unix_ns
+
+
 def peak_rss_bytes(
     samples: Iterable[ResourceSample],
     proc: str,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from monitors import callgrind
 from monitors.sampler import MONITOR_CSV, Sample, read_monitor
 from prototypes.contract import manifest as manifests
 from prototypes.contract.logs import (
@@ -27,6 +28,7 @@ from prototypes.contract.logs import (
     read_rtt_logs,
     read_ticks_csv,
 )
+from stats import interference, per_message
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from stats.window import Window
@@ -46,6 +48,8 @@ class RunData:
     rtt: RttColumns
     monitor: list[Sample] | None
     players_connected: list[int] | None = None  # server.ticks.csv, one value per tick
+    tick_messages: list[per_message.TickMessages] | None = None  # server.ticks.csv, per tick
+    server_instructions: int | None = None  # callgrind's count (server_profiler callgrind)
     unread: dict[str, str] = field(default_factory=dict)
 
 
@@ -79,14 +83,32 @@ def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             unread[str(run_dir / MONITOR_CSV)] = f"{type(exc).__name__}: {exc}"
     ticks = run_dir / "logs" / "server.ticks.csv"
-    players = None
+    players = messages = None
     if ticks.is_file():
         try:
-            players = [int(r["players_connected"]) for r in read_ticks_csv(ticks)]
+            tick_rows = read_ticks_csv(ticks)
+            players = [int(r["players_connected"]) for r in tick_rows]
+            messages = per_message.tick_messages(tick_rows)
         except (OSError, ValueError) as exc:
             unread[str(ticks)] = f"{type(exc).__name__}: {exc}"
     meta = meta or {}
-    return RunData(run_dir, meta, Window.of(meta), rtt, monitor, players, unread)
+    instructions = None
+    if (meta.get("server_profiler") or {}).get("tool") == "callgrind":
+        try:
+            instructions = callgrind.read_instructions(run_dir)
+        except (OSError, ValueError) as exc:
+            unread[str(run_dir / callgrind.OUT_FILE)] = f"{type(exc).__name__}: {exc}"
+    return RunData(
+        run_dir,
+        meta,
+        Window.of(meta),
+        rtt,
+        monitor,
+        players_connected=players,
+        tick_messages=messages,
+        server_instructions=instructions,
+        unread=unread,
+    )
 
 
 def measure(data: RunData) -> dict[str, Any]:
@@ -122,6 +144,7 @@ def measure(data: RunData) -> dict[str, Any]:
         # Each client process's own peak, added: the memory all the players took.
         peaks = [p for p in (peak_rss_bytes(data.monitor, c) for c in clients) if p is not None]
         row["client_rss_bytes"] = sum(peaks) if peaks else None
+        row.update(interference.measure(data.monitor, window, meta).columns())
     # Exact server traffic exists only with namespaces (its veth); without isolation the
     # NIC totals mix every process of the host and are left to the stats stage.
     row["isolation"] = meta.get("isolation")
@@ -134,6 +157,23 @@ def measure(data: RunData) -> dict[str, Any]:
         row["server_tx_bytes_per_s"] = round(totals.get("tx_bytes", 0) / window_s, 1)
     if data.players_connected is not None:
         row["players_connected_max"] = max(data.players_connected, default=None)
+    row.update(_per_message(data))
+    return row
+
+
+def _per_message(data: RunData) -> dict[str, Any]:
+    """The server's CPU µs and, under callgrind, instructions per application message
+    (stats.per_message), and the profiler the server ran under."""
+    profiler = data.meta.get("server_profiler") or {}
+    row: dict[str, Any] = {"server_profiler": profiler.get("tool")}
+    if data.tick_messages is None:
+        return row
+    if data.monitor is not None:
+        cpu = per_message.cpu_us_per_msg(data.monitor, data.tick_messages, data.window)
+        row["server_cpu_us_per_msg"] = None if cpu is None else round(cpu, 3)
+    if data.server_instructions is not None:
+        instr = per_message.instr_per_msg(data.server_instructions, data.tick_messages, profiler)
+        row["server_instr_per_msg"] = None if instr is None else round(instr, 1)
     return row
 
 

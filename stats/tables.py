@@ -88,6 +88,33 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "server_rx_bytes_per_s": (pl.Float64(), "server's received bytes over the window's length"),
     "server_tx_bytes_per_s": (pl.Float64(), "server's sent bytes over the window's length"),
     "players_connected_max": (pl.Int64(), "most players the server saw connected at once"),
+    "server_cpu_us_per_msg": (
+        pl.Float64(),
+        "server's CPU µs per application message (msgs_in + msgs_out of server.ticks.csv) between "
+        "the sampler's rows nearest the window's edges (stats.per_message)",
+    ),
+    "server_profiler": (
+        pl.String(),
+        "profiler the server ran under (callgrind: ~20-50x slower, its RTT and CPU are not an "
+        "unprofiled run's), null for none",
+    ),
+    "server_instr_per_msg": (
+        pl.Float64(),
+        "server's instructions per application message while callgrind counted, from the "
+        "window's start to its end (server_profiler callgrind only)",
+    ),
+    "others_cpu_cores": (
+        pl.Float64(),
+        "mean CPU in the window of everything on the machine but the run's processes, the "
+        "emulator and the sampler, cores (stats.interference; the busiest node under SLURM)",
+    ),
+    "steal_cores": (pl.Float64(), "mean CPU the hypervisor stole in the window, cores"),
+    "interference": (
+        pl.Boolean(),
+        "measured beside a busy neighbour (others_cpu_cores or steal_cores above its threshold): "
+        "left out of comparisons and of the nightly's decisions",
+    ),
+    "interference_reason": (pl.String(), "why the run is flagged interference, with the numbers"),
     "warmup_cut_s": (pl.Float64(), "MSER-5 warm-up cut, s after the window's start"),
     "warmup_second_half": (pl.Boolean(), "MSER-5's minimum lay in the second half: unsettled"),
     "warmup_note": (pl.String(), "why the cut is 0 or doubtful, or how gaps were handled"),

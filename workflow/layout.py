@@ -115,6 +115,8 @@ def derive_cell_id(cell: Mapping[str, Any]) -> str:
     parts += [f"{k}={v}" for k, v in sorted(cell["params"].items())]
     parts += [f"t.{k}={v}" for k, v in sorted(cell["transport_options"].items())]
     parts += [profile, f"d{cell['duration_s']:g}"]
+    if cell.get("server_profiler"):  # a profiled server is another measurement, never pooled
+        parts.append(str(cell["server_profiler"]))
     return "-".join(parts)
 
 

@@ -50,8 +50,9 @@ step_done() { steps+=("\"$1\": $(awk -v a="$t_step" -v b="$(date +%s.%N)" 'BEGIN
 RUN_PACKAGES=(libenet-dev pkg-config gcc libc6-dev python3 python3-venv ca-certificates curl unzip procps iproute2 r-base-core r-cran-ggplot2 r-cran-knitr r-cran-rmarkdown r-cran-data.table r-cran-jsonlite poppler-utils)
 # What only the tests need: a local SLURM cluster, NIC counters, the browser prototypes, and mono
 # with NUnit for Netstick.Core and the C# prototype prototypes/mono (a campaign naming that
-# prototype needs mono-devel too; its build says so when mcs is missing).
-TEST_PACKAGES=(ethtool slurm-wlm munge slurmdbd mariadb-server chromium mono-devel nunit-console libnunit-cil-dev)
+# prototype needs mono-devel too; its build says so when mcs is missing), and valgrind for the
+# callgrind cells (server_profiler callgrind; a run asking for it says so when it is missing).
+TEST_PACKAGES=(ethtool slurm-wlm munge slurmdbd mariadb-server chromium mono-devel nunit-console libnunit-cil-dev valgrind)
 APT_PACKAGES=("${RUN_PACKAGES[@]}")
 [[ $FOR == test ]] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 R_PACKAGES=(ggplot2 knitr rmarkdown data.table jsonlite)

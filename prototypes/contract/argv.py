@@ -35,12 +35,21 @@ def param_args(cell: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _check_extra(man: Manifest, key: str, extra: Sequence[str]) -> None:
-    """Extra flags may only be optional contract flags or prototype flags the manifest declares."""
+def _check_extra(man: Manifest, key: str, extra: Sequence[str], *, benchmark: bool) -> None:
+    """Extra flags may only be optional contract flags or prototype flags the manifest declares,
+    and, in extra_server_flags of a plan made for a benchmark, its benchmark flags."""
     i = 0
     while i < len(extra):
         m = _FLAG_RE.fullmatch(extra[i])
-        if m is None or (
+        if m is not None and m.group(1) in man.benchmark_flags and key == "extra_server_flags":
+            if not benchmark:
+                raise ValueError(
+                    f"{key}: {extra[i]!r} is benchmark-only: it plants a regression (the "
+                    "server made slower on purpose, to measure what a benchmark can detect), so "
+                    "only a plan made for a benchmark may set it (netstick bench's scratch "
+                    f"campaigns; benchmark_flags of {man.path}); remove it from this campaign"
+                )
+        elif m is None or (
             m.group(1) not in man.optional_flags and m.group(1) not in man.prototype_flags
         ):
             declared = ", ".join(f"-{f}" for f in man.optional_flags) or "none"
@@ -66,14 +75,16 @@ def _check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
         )
 
 
-def check_cell(man: Manifest, cell: Mapping[str, Any]) -> None:
+def check_cell(man: Manifest, cell: Mapping[str, Any], *, benchmark: bool = False) -> None:
     """Raise ValueError (naming the key and what the manifest or the contract allows) when a cell
     asks this prototype for a transport, workload or extra flag it does not have, or gives its
     workload a parameter or value the contract does not allow: bad input, found before anything
-    runs."""
+    runs. A benchmark flag (a planted regression) passes only when benchmark is true: the cell
+    is planned for a benchmark."""
     _check_cell(man, cell)
-    _check_extra(man, "extra_server_flags", list(cell.get("extra_server_flags", [])))
-    _check_extra(man, "extra_client_flags", list(cell.get("extra_client_flags", [])))
+    server, client = cell.get("extra_server_flags", []), cell.get("extra_client_flags", [])
+    _check_extra(man, "extra_server_flags", list(server), benchmark=benchmark)
+    _check_extra(man, "extra_client_flags", list(client), benchmark=False)
     # The contract's parameters and values: the same for every prototype.
     workloads.check(str(cell.get("workload", "idle")), cell.get("params", {}))
 
@@ -111,7 +122,8 @@ def server_argv(
     extra = list(cell.get("extra_server_flags", []))
     if check:
         _check_cell(man, cell)
-        _check_extra(man, "extra_server_flags", extra)
+        # Benchmark flags pass: planning refused them unless the plan was made for a benchmark.
+        _check_extra(man, "extra_server_flags", extra, benchmark=True)
     scalars = _scalars(cell, host, port, log_dir)
     scalars["duration"] = arg_text(float(cell.get("server_duration_s", 0)))
     lists = {"binary": man.binary_argv(), "params": param_args(cell), "extra": extra}
@@ -152,7 +164,7 @@ def client_argvs(
     extra = list(cell.get("extra_client_flags", []))
     if check:
         _check_cell(man, cell)
-        _check_extra(man, "extra_client_flags", extra)
+        _check_extra(man, "extra_client_flags", extra, benchmark=False)
     out = []
     for first, count in client_split(int(cell.get("players", 1)), per):
         scalars = _scalars(cell, host, port, log_dir)

@@ -125,6 +125,8 @@ class Manifest:
     build_fetch: tuple[str, ...] = ()
     # Flags beyond the contract it accepts (name -> what it sets), passable as extra flags.
     prototype_flags: Mapping[str, str] = field(default_factory=dict)
+    # Server flags only a plan made for a benchmark may pass (a planted regression; argv.py).
+    benchmark_flags: Mapping[str, str] = field(default_factory=dict)
     # The libraries the nightly follows upstream (the follow section, or its default).
     follow: tuple[Follow, ...] = ()
     # The versions tonight found upstream and built (versions/upstream.json), declared too.
@@ -300,6 +302,9 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
                 other = "command" if key == "timeout_s" else "external"
                 problems.append(f"key build.{key}: only allowed with build.{other}")
     problems += library_builds_problems(doc, external)
+    for flag in doc.get("benchmark_flags", {}):  # else any campaign could set it
+        if flag in doc["optional_flags"] or flag in doc.get("prototype_flags", {}):
+            problems.append(f"key benchmark_flags.{flag}: also an optional or prototype flag")
     problems += follow_problems(doc)
     for i, element in enumerate(doc.get("launcher", [])):
         for name in placeholders(element) or []:
@@ -367,6 +372,7 @@ def parse(doc: object, path: Path | str) -> Manifest:
         workloads=tuple(doc["workloads"]),
         optional_flags=tuple(doc["optional_flags"]),
         prototype_flags=dict(doc.get("prototype_flags", {})),
+        benchmark_flags=dict(doc.get("benchmark_flags", {})),
         library_versions=dict(doc["library_versions"]),
         environment=dict(doc.get("environment", {})),
         raw=doc,

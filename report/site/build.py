@@ -31,6 +31,8 @@ SITE_SCHEMA: Final = 1  # stats.history.site_data.SITE_SCHEMA
 METRIC_LABELS: Final = {
     "rtt_net_p50_us": "RTT p50", "rtt_net_p95_us": "RTT p95", "rtt_net_p99_us": "RTT p99",
     "server_cpu_cores": "server CPU", "server_rss_bytes": "server memory (RSS)",
+    "server_cpu_us_per_msg": "server CPU per message",
+    "server_instr_per_msg": "server instructions per message",
 }  # fmt: skip
 STATUS_CLASS: Final = {"confirmed regression": "confirmed", "suspected": "suspected"}
 NOTABLE_VERDICTS: Final = ("confirmed slower", "slower", "does not build")

@@ -22,6 +22,7 @@ DEFAULT_METRIC: Final = "rtt_net_p50_us"
 DEFAULT_MIN_EFFECT: Final = 0.05
 # A runs-table column's stored unit from its name's suffix (the tables carry units in names).
 UNIT_SUFFIXES: Final = (
+    ("_us_per_msg", "us/msg"), ("_instr_per_msg", "instr/msg"),
     ("_bytes_per_s", "bytes/s"), ("_us", "us"), ("_ms", "ms"), ("_s", "s"),
     ("_cores", "cores"), ("_bytes", "bytes"), ("_ratio", "ratio"), ("_fraction", "fraction"),
 )  # fmt: skip

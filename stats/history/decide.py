@@ -26,6 +26,7 @@ from stats.findings import LEVEL, num
 from stats.history import DEFAULT_METRIC, DEFAULT_MIN_EFFECT, HistoryError, metric_unit
 from stats.history import versions as version_checks
 from stats.history.store import CELL_COLUMNS, RUNS_SUFFIX
+from stats.interference import interfered, usable
 from workflow.files import replace_atomically, write_json, write_text
 
 DEFAULT_K: Final = 5  # baseline: the last k comparable nights
@@ -107,6 +108,7 @@ def decide(
         ),
     }
     doc["rerun_cells"] = version_checks.rerun_cells(doc["versions"])
+    doc["left_out"] = left_out(tonight)
     if not base_files:
         doc["note"] = "no earlier night on the same hardware: nothing to compare"
         return doc
@@ -143,6 +145,7 @@ def decide(
                 "change_point_note": cps.note,
                 "n_baseline": v.n_baseline,
                 "n_tonight": v.n_candidate,
+                "n_interfered": doc["left_out"]["cells"].get(v.cell_id, 0),
                 "night_spread": num(spread),
                 "effect_threshold": threshold,
                 "suspected": v.verdict == regress.REGRESSION and beyond and spread is not None,
@@ -151,6 +154,24 @@ def decide(
         )
     doc["rerun_cells"] = sorted({*suspected_cells(doc), *doc["rerun_cells"]})
     return doc
+
+
+def left_out(night: pl.DataFrame) -> dict[str, Any]:
+    """The runs the night file left out of its cells (store.night_table: measured beside a
+    busy neighbour, stats.interference) and a note saying so; none for an older night file."""
+    counts: dict[str, int] = {}
+    if "n_interfered" in night.columns:
+        for cell, n in night.select("cell_id", "n_interfered").iter_rows():
+            if n:
+                counts[str(cell)] = int(n)
+    total = sum(counts.values())
+    note = (
+        f"{total} run(s) measured beside a busy neighbour left out of the decision "
+        f"({', '.join(f'{c}: {n}' for c, n in sorted(counts.items()))})"
+        if total
+        else None
+    )
+    return {"interfered_runs": total, "cells": counts, "note": note}
 
 
 def night_spread(night_medians: npt.NDArray[np.float64], pooled: float | None) -> float | None:
@@ -175,6 +196,12 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
     (BH across the re-run's cells). Cells not suspected get confirmed = False."""
     metric, min_effect = doc["metric"], doc["min_effect"]
     baseline = history.filter(pl.col("file").is_in(doc["baseline_nights"]))
+    if "status" in rerun.columns:
+        # A re-run measured beside a busy neighbour confirms nothing: left out, and said so.
+        n_rerun = rerun.filter(interfered(rerun)).height
+        rerun = usable(rerun)
+    else:
+        n_rerun = 0
     wanted = suspected_cells(doc)
     found = {
         v.cell_id: v
@@ -187,6 +214,13 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
         )
     }
     out = dict(doc, cells=[])
+    if n_rerun:
+        out["left_out"] = dict(
+            doc.get("left_out") or {},
+            rerun_interfered_runs=n_rerun,
+            rerun_note=f"{n_rerun} re-run run(s) measured beside a busy neighbour left out of "
+            "the confirmation",
+        )
     if "versions" in doc:
         out["versions"] = version_checks.confirm_versions(doc["versions"], rerun, min_effect)
     for c in doc["cells"]:

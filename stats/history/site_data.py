@@ -481,7 +481,12 @@ def site_document(history_dir: Path, campaign: str) -> dict[str, Any]:
     }
     by_id = {nid: i for i, nid in enumerate(nights["id"]) if nid}
     night_of = [index[f] for f in history["file"].to_list()]
-    metrics = [m for m in HISTORY_METRICS if m in history.columns]
+    # A metric no night measured (server_instr_per_msg without callgrind cells) gets no chart.
+    metrics = [
+        m
+        for m in HISTORY_METRICS
+        if m in history.columns and history[m].cast(pl.Float64, strict=False).drop_nulls().len()
+    ]
     infos = cell_infos(history)
     series, where = build_series(history, infos, night_of, metrics)
     bisections = [bisection_summary(stem, d) for stem, d in read_documents(folder / "bisections")]

@@ -7,9 +7,11 @@ A night file is written once and never changed (append-only). One row per cell: 
 night's UTC timestamp, ISO 8601) and each metric's median over the cell's ok runs as its own
 column, which is the shape apache-otava's CSV source reads (time_column `time`, the metric
 columns as `metrics`, `commit` as an attribute); `<metric>__runs` keeps the runs' values
-(";"-separated) so a decision (decide.py) can resample them. Provenance columns say where the
-night ran; `hardware` is a fingerprint of CPU model and count, and nights with different
-fingerprints are never compared.
+(";"-separated) so a decision (decide.py) can resample them. A run measured beside a busy
+neighbour (the runs table's interference, stats.interference) is left out of both and counted
+in `n_interfered`, so no decision ever sees it. Provenance columns say where the night ran;
+`hardware` is a fingerprint of CPU model and count, and nights with different fingerprints are
+never compared.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ import numpy as np
 import polars as pl
 
 from stats.history import HistoryError
+from stats.interference import interfered, usable
 from workflow import layout
 from workflow.files import replace_atomically
 
 HISTORY_METRICS: Final = (
     "rtt_net_p50_us", "rtt_net_p95_us", "rtt_net_p99_us", "server_cpu_cores", "server_rss_bytes",
+    "server_cpu_us_per_msg", "server_instr_per_msg",
 )  # fmt: skip
 RUNS_SUFFIX: Final = "__runs"
 # What a cell is, for the trend site and the per-version verdicts: night column <- runs column;
@@ -123,7 +127,8 @@ def night_table(
         return ";".join(vals) if vals else None
 
     rows = []
-    ok = runs.filter(pl.col("status") == "ok")
+    ok = usable(runs)
+    flagged = runs.filter(interfered(runs))
     for cell in sorted(set(runs["cell_id"].to_list())):
         group = ok.filter(pl.col("cell_id") == cell)
         cell_all = runs.filter(pl.col("cell_id") == cell)
@@ -134,6 +139,7 @@ def night_table(
             row[m] = float(np.median(vals)) if vals.size else None
             row[m + RUNS_SUFFIX] = ";".join(repr(float(v)) for v in vals)
         row["n_runs"] = group.height
+        row["n_interfered"] = flagged.filter(pl.col("cell_id") == cell).height
         row["measured_cell_id"] = str(cell_all["measured_cell_id"][0])
         profile = (
             cell_all["network_profile"].drop_nulls().to_list()

@@ -12,17 +12,20 @@ still allows. A version that did not build is listed too, never dropped.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import polars as pl
 
-from stats import regress
+from stats import power, regress
 from stats.changepoints import version_key
 from stats.findings import LEVEL, num
 from stats.history import DEFAULT_MIN_EFFECT
 
-VERSION_METRICS: Final = ("rtt_net_p50_us", "server_cpu_cores")
+VERSION_METRICS: Final = (
+    "rtt_net_p50_us", "server_cpu_cores", "server_cpu_us_per_msg", "server_instr_per_msg",
+)  # fmt: skip
 SLOWER: Final = "slower"
 FASTER: Final = "faster"
 NO_DIFFERENCE: Final = "no difference"
@@ -44,6 +47,22 @@ def _bound(v: regress.CellVerdict) -> float | None:
     if v.ci_low is None or v.ci_high is None:
         return None
     return max(abs(v.ci_low - 1.0), abs(v.ci_high - 1.0))
+
+
+def _detectable(runs: pl.DataFrame, metric: str, before_cell: str, cell: str) -> float | None:
+    """The smallest ratio of medians the two cells' runs detect with 80 % power at the 5 %
+    level (stats.power), from their pooled run-to-run spread on the log scale."""
+    sides = [
+        runs.filter((pl.col("cell_id") == c) & (pl.col("status") == "ok"))[metric]
+        .cast(pl.Float64).drop_nulls().to_numpy()
+        for c in (before_cell, cell)
+    ]  # fmt: skip
+    sds = [power.log_sd(x) for x in sides]
+    if any(not math.isfinite(sd) for sd in sds):
+        return None
+    pooled = math.sqrt(sum(sd**2 for sd in sds) / 2)
+    ratio = power.minimum_detectable_ratio(pooled, sides[0].size, sides[1].size)
+    return ratio if math.isfinite(ratio) else None
 
 
 def _pairs(ok: pl.DataFrame) -> list[tuple[dict[str, Any], str, str, str, str]]:
@@ -81,7 +100,9 @@ def version_verdicts(
     else:
         pairs = _pairs(runs.filter(pl.col("status") == "ok").drop_nulls("library_release"))
     out: list[dict[str, Any]] = []
-    for metric in (m for m in metrics if m in runs.columns):
+    # A metric no run of the night measured (server_instr_per_msg without callgrind cells)
+    # has no verdicts, rather than an inconclusive one per version.
+    for metric in (m for m in metrics if m in runs.columns and runs[m].drop_nulls().len()):
         # One comparison per pair, keyed by the version's cell: per_cell adjusts across them.
         base = pl.concat(
             [runs.filter(pl.col("cell_id") == b).with_columns(cell_id=pl.lit(c))
@@ -91,6 +112,7 @@ def version_verdicts(
         found = {v.cell_id: v for v in regress.per_cell(base, cand, metric, min_effect, LEVEL)}
         for context, before_cell, before, cell, version in pairs:
             v = found.get(cell)
+            detectable = _detectable(runs, metric, before_cell, cell)
             out.append(
                 {
                     "prototype": context.get("prototype"),
@@ -107,6 +129,8 @@ def version_verdicts(
                     "q": num(v.p_adjusted) if v else None,
                     "verdict": _WORDS.get(v.verdict, INCONCLUSIVE) if v else INCONCLUSIVE,
                     "bound": num(_bound(v)) if v else None,
+                    # What this pair could see: the ratio its runs detect with 80 % power.
+                    "detectable_ratio": num(detectable),
                     "note": v.note if v else "no ok runs on one side",
                     "confirmed": None,
                     "build_error": None,
@@ -116,7 +140,17 @@ def version_verdicts(
         library, version = str(nb.get("library")), str(nb.get("version"))
         out.append(
             dict.fromkeys(
-                ("prototype", "cell", "predecessor_cell", "metric", "ratio", "q", "bound", "note")
+                (
+                    "prototype",
+                    "cell",
+                    "predecessor_cell",
+                    "metric",
+                    "ratio",
+                    "q",
+                    "bound",
+                    "note",
+                    "detectable_ratio",
+                )
             )
             | {
                 "library": library,

@@ -27,6 +27,8 @@ BENCHES: dict[str, str] = {
     "versions": "two published versions of kcp-go and quic-go side by side: ratios with intervals",
     "history": "identical nights raise no alarm; a night with emulated delay is flagged and "
     "confirmed",
+    "noise": "identical runs of one cell: spread and detectable change per metric, callgrind's "
+    "instructions per message and the load it keeps up with",
     "stats": "the statistics stage on synthetic runs against pandas CSV reading",
     "report": "time and size of a campaign's report",
     "site": "the trend site of a synthetic year (365 nights x 30 cells): build time and size",

@@ -140,12 +140,14 @@ def complete(
     *extra: str,
     targets: Sequence[str | Path] = (),
     timeout_s: float = 3600,
+    env: Mapping[str, str] | None = None,
 ) -> float:
     """Run the campaign to its end (report included) or to targets, as `make run` does; the
     wall seconds from Snakemake's start to its exit. Its output goes to root/snakemake.log; a
-    failure raises RuntimeError with the log's last lines."""
+    failure raises RuntimeError with the log's last lines. env: as run's (a bench's planted
+    campaign: workflow.campaign.benchmark.bench_env(root))."""
     t0 = time.monotonic()
-    res = run(root, campaign, *extra, targets=targets, timeout_s=timeout_s)
+    res = run(root, campaign, *extra, targets=targets, timeout_s=timeout_s, env=env)
     wall_s = time.monotonic() - t0
     log = root / "snakemake.log"
     log.write_text(res.stdout + res.stderr)

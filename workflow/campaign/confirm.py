@@ -18,6 +18,7 @@ from typing import Any, Final
 import yaml
 
 from workflow.campaign import expand as campaigns
+from workflow.campaign.benchmark import planned_for_benchmark
 from workflow.files import write_text
 
 CONFIRM_SUFFIX: Final = "-confirm"
@@ -78,7 +79,7 @@ def confirm_campaign(
         for proto in block["prototypes"]:
             if "manifest" in proto:  # relative to the campaign file, which moves
                 proto["manifest"] = str((path.parent / proto["manifest"]).resolve())
-    night = campaigns.plan(path, **overrides)
+    night = campaigns.plan(path, benchmark=planned_for_benchmark(path), **overrides)
     cells = {r.cell["cell_id"]: r.cell for r in night.runs}
     missing = sorted(suspected - cells.keys())
     if missing:
@@ -96,7 +97,8 @@ def confirm_campaign(
         trial = dict(cdoc, exclude=[*cdoc.get("exclude", []), *excludes])
         write_text(out, yaml.safe_dump(trial, sort_keys=False))
         try:
-            planned = {r.cell["cell_id"] for r in campaigns.plan(out).runs}
+            again = campaigns.plan(out, benchmark=planned_for_benchmark(out))
+            planned = {r.cell["cell_id"] for r in again.runs}
         except campaigns.CampaignError:
             continue
         if suspected <= planned:

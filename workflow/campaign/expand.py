@@ -403,6 +403,7 @@ class _Expansion:
     known_profiles: Mapping[str, Any]
     repetitions: int | None
     duration_s: float | None
+    benchmark: bool
     seen: dict[str, tuple[dict[str, Any], str, int]] = field(default_factory=dict)
     unavailable: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
@@ -413,13 +414,14 @@ def plan(
     only_prototypes: Sequence[str] | None = None,
     repetitions: int | None = None,
     duration_s: float | None = None,
+    benchmark: bool = False,
 ) -> Plan:
     """Expand a campaign into its runs in the seeded execution order.
 
     only_prototypes keeps the named prototypes only; repetitions and duration_s override the
     file (shortened campaigns for tests and smoke runs; they change the cell ids, so shortened
-    runs never mix with full ones).
-    """
+    runs never mix with full ones). benchmark: planned for a benchmark, whose cells alone may
+    carry a manifest's benchmark_flags (workflow.campaign.benchmark says which plans are)."""
     path = campaign_path(name_or_path)
     doc = load(path)
     source = shown_path(path)
@@ -430,7 +432,7 @@ def plan(
         known_profiles = profiles.load_profiles()
     except profiles.ProfileError as exc:
         raise CampaignError(str(exc)) from None
-    found = _Expansion(doc, path, source, known_profiles, repetitions, duration_s)
+    found = _Expansion(doc, path, source, known_profiles, repetitions, duration_s, benchmark)
     for bi, block in enumerate(doc["matrix"]):
         axes = _block_axes(found, bi)
         for pi, proto in enumerate(block["prototypes"]):
@@ -626,7 +628,7 @@ def _cell(
         # Extra flags (from defaults or a block's cell) the manifest does not declare would
         # fail every run: refused when planning.
         try:
-            check_cell(man, full)
+            check_cell(man, full, benchmark=found.benchmark)
         except ValueError as exc:
             problem = repo_relative(_named_origin(str(exc), found.doc["matrix"][bi], bi))
             raise CampaignError(f"{where}: {problem}") from None

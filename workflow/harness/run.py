@@ -40,7 +40,7 @@ from prototypes.contract.processes import (
     tail,
 )
 from workflow.files import REPO, write_json
-from workflow.harness import benchlock, placement, rundir, sandbox, traffic
+from workflow.harness import benchlock, callgrind, placement, rundir, sandbox, traffic
 from workflow.harness import netprofiles as profiles
 from workflow.harness import pinning as pins
 from workflow.harness.builds import build_version
@@ -85,6 +85,7 @@ class _Commands:
     server: list[str]
     clients: list[list[str]]
     env: dict[str, str]
+    server_env: dict[str, str]  # env, and what a profiler needs (workflow.harness.callgrind)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -253,6 +254,7 @@ def _prepare(run: Run, repo: Path) -> _Plan:
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
     where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu)
+    callgrind.check(run, where)
     if where.kind == "local":
         _hold_machine(run)
     try:
@@ -375,7 +377,8 @@ def _commands(run: Run, plan: _Plan, repo: Path, address: _Address) -> _Commands
     run.meta["prototypes"] = [prototype_record(man, repo, server_argv)]
     run.counts["client_processes"] = len(client_argvs)
     run.counts["players_expected"] = cell["players"]
-    return _Commands(server_argv, client_argvs, argvs.process_env(man, os.environ))
+    env = argvs.process_env(man, os.environ)
+    return _Commands(server_argv, client_argvs, env, callgrind.environment(run, env))
 
 
 def _start_server(run: Run, plan: _Plan, commands: _Commands) -> Child:
@@ -385,9 +388,11 @@ def _start_server(run: Run, plan: _Plan, commands: _Commands) -> Child:
         with signals_deferred():  # a stop between the two would orphan the server
             server = spawn(
                 "server",
-                _prefixed(run, plan.where, "server", 0, "server") + commands.server,
+                _prefixed(run, plan.where, "server", 0, "server")
+                + callgrind.prefix(run)
+                + commands.server,
                 run.tmp,
-                env=commands.env,
+                env=commands.server_env,
                 cpus=cpus,
             )
             run.children.append(server)
@@ -426,9 +431,15 @@ def _start_clients(run: Run, plan: _Plan, commands: _Commands, server: Child) ->
             pins.record(run.meta, child, cpus)
             clients.append(child)
             pids[name] = child.popen.pid
+        emulator = getattr(run.sandbox, "emulator_process", None)
+        if emulator is not None:
+            # netemu carries the run's own packets: sampled as the run's, so its load is never
+            # taken for a neighbour's (stats.interference).
+            pids["emulator"] = emulator.pid
         run.sampler = Sampler(pids, run.tmp / MONITOR_CSV, run.cell["sample_interval_s"]).start()
         run.net = traffic.start_net_monitor(run, plan.isolated, server.popen.pid)
         connected_ns = _await_connected(run, clients, run.cell)
+        callgrind.switch(run, server, on=True)
     run.meta["window_start_unix_ns"] = connected_ns
     return clients
 
@@ -452,6 +463,7 @@ def _measure(run: Run, server: Child, clients: list[Child]) -> None:
             if code != 0:
                 raise _client_failure(run, server, child, code)
     run.meta["window_end_unix_ns"] = time.time_ns()
+    callgrind.switch(run, server, on=False)
 
 
 def _client_failure(run: Run, server: Child, child: Child, code: int) -> RunFailure:

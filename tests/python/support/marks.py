@@ -30,6 +30,11 @@ CHROMIUM = "/usr/bin/chromium"
 needs_chromium = pytest.mark.skipif(
     not os.access(CHROMIUM, os.X_OK), reason=f"{CHROMIUM} is not installed (Debian: chromium)"
 )
+# callgrind cells (server_profiler callgrind): valgrind and its vgdb (Debian: valgrind).
+needs_valgrind = pytest.mark.skipif(
+    shutil.which("valgrind") is None or shutil.which("vgdb") is None,
+    reason="valgrind (with vgdb) is not installed (Debian: valgrind)",
+)
 needs_mono = pytest.mark.skipif(
     shutil.which("mcs") is None or shutil.which("mono") is None,
     reason="mono's mcs and mono are not installed (Debian: mono-devel)",

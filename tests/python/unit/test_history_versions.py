@@ -63,6 +63,8 @@ def test_each_version_is_compared_with_the_one_before_it_in_version_order() -> N
     # "no difference shown", bounded: the interval allows at most this much either way
     assert same["bound"] is not None and 0 < same["bound"] < 0.05
     assert same["published"] == "2026-11-20T00:00:00Z" and slow["published"] is None
+    # What the pair could see: 8 runs a side at 1 % log spread detect a few per cent.
+    assert 1.005 < same["detectable_ratio"] < 1.05
     cpu = {v["version"]: v["verdict"] for v in found if v["metric"] == "server_cpu_cores"}
     assert cpu == {"v5.7.10": NO_DIFFERENCE, "v5.7.11": NO_DIFFERENCE}
     # The re-run measures both cells of the slower pair again.

@@ -21,6 +21,7 @@ import (
 	"netstick/prototypes/reference/internal/client"
 	"netstick/prototypes/reference/internal/config"
 	"netstick/prototypes/reference/internal/logs"
+	"netstick/prototypes/reference/internal/plant"
 	"netstick/prototypes/reference/internal/server"
 	"netstick/prototypes/reference/internal/transport"
 	_ "netstick/prototypes/reference/internal/transport/all"
@@ -88,6 +89,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	metaPath := filepath.Join(cfg.LogDir, proc+".meta.json")
 	meta := newMeta(cfg, tr, proc)
+	var planted *plant.Plant
+	if cfg.Role == "server" {
+		// Calibrated before READY and before meta.json, which records what was planted.
+		if planted, err = plant.New(cfg.PlantCPUNsPerMsg); err != nil {
+			fmt.Fprintf(stderr, "netstick-ref: -plant-cpu-ns-per-msg: %v\n", err)
+			return exitInternal
+		}
+		meta["plant"] = planted.Meta()
+	}
 	if err := logs.WriteJSONAtomic(metaPath, meta); err != nil {
 		fmt.Fprintf(stderr, "netstick-ref: -log-dir: %v\n", err)
 		return exitLogs
@@ -114,6 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		files = []*logs.File{events, ticks}
 		flusher := logs.StartFlusher(flushPeriod, files...)
 		srv := server.New(cfg, tr, server.Logs{Events: events, Ticks: ticks})
+		srv.Plant(planted)
 		err = srv.Run(ctx, func(addr string) {
 			fmt.Fprintf(stdout, "NETSTICK READY role=server transport=%s addr=%s pid=%d schema=%d\n",
 				cfg.Transport, addr, os.Getpid(), wire.SchemaVersion)

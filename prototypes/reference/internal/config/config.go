@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"netstick/prototypes/reference/internal/plant"
 	"netstick/prototypes/reference/internal/transport"
 )
 
@@ -38,7 +39,9 @@ type Config struct {
 	ConnectParallel int
 	ConnectTimeout  time.Duration
 	SendSlack       time.Duration
-	Args            []string
+	// Benchmarks only (a planted regression, internal/plant): CPU work per received message.
+	PlantCPUNsPerMsg float64
+	Args             []string
 }
 
 // Addr is host:port.
@@ -85,6 +88,7 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 	fs.IntVar(&c.ConnectParallel, "connect-parallel", 16, "client: connection handshakes in flight at once")
 	fs.Float64Var(&connTimeout, "connect-timeout-s", 10, "client: seconds before a player's connect attempt fails")
 	fs.Float64Var(&sendSlack, "send-slack-us", 100, "client: sends due within this many µs share one wake-up (lateness is logged)")
+	fs.Float64Var(&c.PlantCPUNsPerMsg, "plant-cpu-ns-per-msg", 0, "server, benchmarks only: ns of calibrated CPU work per received message (a planted regression); 0 = off")
 	if err := fs.Parse(args); err != nil {
 		return c, usageErr("%v", err)
 	}
@@ -146,6 +150,9 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 		return c, usageErr("-send-slack-us %v: expected µs in [0, 100000]", sendSlack)
 	}
 	c.SendSlack = time.Duration(sendSlack * float64(time.Microsecond))
+	if !(c.PlantCPUNsPerMsg >= 0) || c.PlantCPUNsPerMsg > plant.MaxNsPerMsg {
+		return c, usageErr("-plant-cpu-ns-per-msg %v: expected ns in [0, %g]", c.PlantCPUNsPerMsg, float64(plant.MaxNsPerMsg))
+	}
 
 	wparams := map[string]string{}
 	c.TransportOpts = transport.Options{}

@@ -59,6 +59,8 @@ func TestBadArgumentsNameTheFlag(t *testing.T) {
 		"-role client -log-dir x -workload envmod -param speed=1":       "expected one of blocks, interval, interval_change",
 		"-role client -log-dir x -workload world -param size=XL":        "S, M or L",
 		"-role client -log-dir x stray":                                 "stray",
+		"-role server -log-dir x -plant-cpu-ns-per-msg -5":              "-plant-cpu-ns-per-msg",
+		"-role server -log-dir x -plant-cpu-ns-per-msg 1e9":             "-plant-cpu-ns-per-msg",
 	}
 	for args, want := range cases {
 		_, err := Parse(strings.Fields(args), "tcp", io.Discard)

@@ -15,6 +15,7 @@ import (
 
 	"netstick/prototypes/reference/internal/config"
 	"netstick/prototypes/reference/internal/logs"
+	"netstick/prototypes/reference/internal/plant"
 	"netstick/prototypes/reference/internal/sched"
 	"netstick/prototypes/reference/internal/transport"
 	"netstick/prototypes/reference/internal/wire"
@@ -76,6 +77,7 @@ type Server struct {
 	malformed                          atomic.Int64
 	malformedErr                       atomic.Value // first error of the current second
 	maxUnreliable                      int
+	plant                              *plant.Plant // nil: nothing planted
 }
 
 // New builds the server and its world (the world workload builds it here, before
@@ -92,6 +94,10 @@ func New(cfg config.Config, tr transport.Transport, l Logs) *Server {
 		maxUnreliable: maxU,
 	}
 }
+
+// Plant makes every message the server receives cost p's work: a planted regression of
+// -plant-cpu-ns-per-msg, which only benchmarks set. Call before Run; nil plants nothing.
+func (s *Server) Plant(p *plant.Plant) { s.plant = p }
 
 func (s *Server) event(player int64, name, value, detail string) {
 	s.logs.Events.Event(player, name, value, detail)
@@ -142,6 +148,7 @@ func (s *Server) Disconnected(c transport.Conn, err error) {
 func (s *Server) Received(c transport.Conn, ch transport.Channel, msg []byte) {
 	s.msgsIn.Add(1)
 	s.bytesIn.Add(int64(len(msg)))
+	s.plant.Work(uint64(len(msg)))
 	if len(msg) == 0 {
 		s.dropMalformed(fmt.Errorf("empty message"))
 		return

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from monitors import sampler as sampler_mod
-from monitors.sampler import CSV_COLUMNS, HOST, SAMPLER, Sampler
+from monitors.sampler import CSV_COLUMNS, HOST, SAMPLER, STEAL, Sampler
 
 BUSY = "while True: pass"
 # A parent that only waits, and a busy grandchild: the tree is busy, the root is not.
@@ -68,7 +68,7 @@ def test_busy_child_uses_one_core_and_csv_is_tidy(tmp_path: Path) -> None:
     assert all(int(r["num_threads"]) >= 1 for r in busy)
     cpu_s = [float(r["cpu_user_s"]) + float(r["cpu_system_s"]) for r in busy]
     assert cpu_s == sorted(cpu_s)  # cumulative
-    assert {r["proc"] for r in rows} == {"busy", HOST, SAMPLER}
+    assert {r["proc"] for r in rows} == {"busy", HOST, SAMPLER, STEAL}
     assert all(r["num_threads"] == "" for r in host)
     cost = s.cost
     assert cost is not None and cost.samples == len(busy)
