@@ -200,6 +200,12 @@ def run_record(cell: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
 
 def run_one(cell: dict[str, Any], out: Path) -> dict[str, Any]:
     """Run one cell with the harness and return its record; never raises for a failed run."""
+    return run_record(cell, harness_outcome(cell, out))
+
+
+def harness_outcome(cell: dict[str, Any], out: Path) -> Outcome:
+    """One run of cell through the harness: its outcome, a harness bug as a failed run; an
+    interrupted run stops the bench (SystemExit 128 + signal)."""
     try:
         outcome = run_cell(cell, out)
     except Exception as exc:  # a harness bug in one run must not lose the others
@@ -209,7 +215,7 @@ def run_one(cell: dict[str, Any], out: Path) -> dict[str, Any]:
         # The harness stopped the run cleanly on SIGINT or SIGTERM: so does the bench (what it
         # measured so far is already written, after every cell), instead of starting the next.
         raise SystemExit(128 + outcome.interrupted_by)
-    return run_record(cell, outcome)
+    return outcome
 
 
 def combine_repetitions(reps: list[dict[str, Any]]) -> dict[str, Any]:

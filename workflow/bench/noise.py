@@ -32,7 +32,6 @@ import os
 import statistics
 import sys
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,6 @@ from stats import power, runs_table
 from workflow.bench import cells, options, record
 from workflow.files import REPO
 from workflow.harness import cell as harness_cell
-from workflow.harness.run import Outcome, run_cell
 
 PLAYERS = 20
 DURATION_S = 5.0
@@ -118,13 +116,7 @@ def _rates(data: runs_table.RunData) -> dict[str, float | None]:
 def run_once(cell: dict[str, Any], out: Path) -> dict[str, Any]:
     """One run through the harness and its stats-stage numbers; a failed run is a record with
     its reason, never an exception."""
-    try:
-        outcome = run_cell(cell, out)
-    except Exception as exc:  # a harness bug in one run must not lose the others
-        detail = "".join(traceback.format_exception(exc)).rstrip()
-        outcome = Outcome("failed", "internal_error", detail, out)
-    if outcome.interrupted_by is not None:
-        raise SystemExit(128 + outcome.interrupted_by)
+    outcome = cells.harness_outcome(cell, out)
     rec: dict[str, Any] = {"run_id": cell["run_id"], "ok": outcome.status == "ok"}
     rec["run_dir"] = str(outcome.path)
     if not rec["ok"]:

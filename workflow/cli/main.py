@@ -269,6 +269,8 @@ def _add_report(sub: SubParsers) -> None:
     q.add_argument("--out", type=Path, required=True, help="HTML file")
     q.add_argument("--pdf", type=Path, default=None, help="also a PDF here")
 
+
+def _add_history(sub: SubParsers) -> None:
     p = _command(sub, "history", "", "nightly history: per-cell trends, change points, verdicts")
     hsub = p.add_subparsers(dest="history_cmd", required=True, metavar="VERB")
     q = _command(hsub, "compute", "workflow.cli.report:history_compute", "trends and verdicts")
@@ -465,6 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(sub)
     _add_bisect(sub)
     _add_bench(sub)
+    _add_history(sub)
     _add_upstream(sub)
     return parser
 
