@@ -41,6 +41,7 @@ RUNS_SUFFIX: Final = "__runs"
 CELL_COLUMNS: Final = {
     "prototype": "prototype", "transport": "transport", "library": "library",
     "library_version": "library_release", "players": "players", "workload": "workload",
+    "server_profiler": "server_profiler",
 }  # fmt: skip
 PROVENANCE_COLUMNS: Final = (
     "campaign", "night_id", "commit", "library_versions", "host", "cpu_model", "cpu_count",

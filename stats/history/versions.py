@@ -21,7 +21,7 @@ import polars as pl
 from stats import power, regress
 from stats.changepoints import version_key
 from stats.findings import LEVEL, num
-from stats.history import DEFAULT_MIN_EFFECT
+from stats.history import DEFAULT_MIN_EFFECT, min_effect_of
 
 VERSION_METRICS: Final = (
     "rtt_net_p50_us", "server_cpu_cores", "server_cpu_us_per_msg", "server_instr_per_msg",
@@ -35,8 +35,12 @@ DOES_NOT_BUILD: Final = "does not build"
 # by library version).
 CONTEXT: Final = (
     "prototype", "transport", "library", "players", "workload", "params", "network_profile",
-    "transport_options", "duration_s",
+    "transport_options", "duration_s", "server_profiler",
 )  # fmt: skip
+# What a profiled cell's versions are compared on: under callgrind the server's code runs ~20-50x
+# slower, so its RTT and CPU time are callgrind's, and only its instruction count is the
+# library's.
+PROFILED_METRICS: Final = ("server_instr_per_msg",)
 _WORDS: Final = {regress.REGRESSION: SLOWER, regress.IMPROVEMENT: FASTER,
                  regress.NO_CHANGE: NO_DIFFERENCE}  # fmt: skip
 
@@ -63,6 +67,15 @@ def _detectable(runs: pl.DataFrame, metric: str, before_cell: str, cell: str) ->
     pooled = math.sqrt(sum(sd**2 for sd in sds) / 2)
     ratio = power.minimum_detectable_ratio(pooled, sides[0].size, sides[1].size)
     return ratio if math.isfinite(ratio) else None
+
+
+def _compared_on(context: Mapping[str, Any], metric: str, runs: pl.DataFrame, cells: Sequence[str]
+                 ) -> bool:  # fmt: skip
+    """Whether a pair of cells is compared on metric: a profiled pair on PROFILED_METRICS only,
+    and no pair on a metric neither of its cells measured (instructions without callgrind)."""
+    if context.get("server_profiler") and metric not in PROFILED_METRICS:
+        return False
+    return runs.filter(pl.col("cell_id").is_in(list(cells)))[metric].drop_nulls().len() > 0
 
 
 def _pairs(ok: pl.DataFrame) -> list[tuple[dict[str, Any], str, str, str, str]]:
@@ -103,14 +116,16 @@ def version_verdicts(
     # A metric no run of the night measured (server_instr_per_msg without callgrind cells)
     # has no verdicts, rather than an inconclusive one per version.
     for metric in (m for m in metrics if m in runs.columns and runs[m].drop_nulls().len()):
+        compared = [p for p in pairs if _compared_on(p[0], metric, runs, (p[1], p[3]))]
         # One comparison per pair, keyed by the version's cell: per_cell adjusts across them.
         base = pl.concat(
             [runs.filter(pl.col("cell_id") == b).with_columns(cell_id=pl.lit(c))
-             for _, b, _, c, _ in pairs] or [runs.clear()],
+             for _, b, _, c, _ in compared] or [runs.clear()],
         )  # fmt: skip
-        cand = runs.filter(pl.col("cell_id").is_in([c for _, _, _, c, _ in pairs]))
-        found = {v.cell_id: v for v in regress.per_cell(base, cand, metric, min_effect, LEVEL)}
-        for context, before_cell, before, cell, version in pairs:
+        cand = runs.filter(pl.col("cell_id").is_in([c for _, _, _, c, _ in compared]))
+        effect = min_effect_of(metric, min_effect)
+        found = {v.cell_id: v for v in regress.per_cell(base, cand, metric, effect, LEVEL)}
+        for context, before_cell, before, cell, version in compared:
             v = found.get(cell)
             detectable = _detectable(runs, metric, before_cell, cell)
             out.append(
@@ -131,6 +146,7 @@ def version_verdicts(
                     "bound": num(_bound(v)) if v else None,
                     # What this pair could see: the ratio its runs detect with 80 % power.
                     "detectable_ratio": num(detectable),
+                    "min_effect": effect,
                     "note": v.note if v else "no ok runs on one side",
                     "confirmed": None,
                     "build_error": None,
@@ -150,6 +166,7 @@ def version_verdicts(
                     "bound",
                     "note",
                     "detectable_ratio",
+                    "min_effect",
                 )
             )
             | {

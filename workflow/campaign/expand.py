@@ -1,10 +1,6 @@
 """Campaigns: workflow/campaigns/<name>.yaml, validated by workflow/schemas/campaign.schema.json,
-expanded into runs (one repetition of one cell each) in a seeded random order.
-
-The order is random so that slow drift of the machine (thermal state, background load, a
-neighbour on the cluster) spreads over all cells instead of passing for an effect of whichever
-cells ran last; it is seeded so that the same campaign file always gives the same order, and it
-is recorded (plan.json, and run_order in every run's cell) so that an analysis can test for it.
+expanded into runs (one repetition of one cell each) in a seeded random order (order.py: a
+shuffle, or rounds of interleaved versions), recorded in plan.json and every run's run_order.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ import hashlib
 import itertools
 import json
 import math
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +25,7 @@ from prototypes.contract.library_builds import VersionBuild
 from prototypes.contract.schema_errors import schema_error_line
 from prototypes.contract.upstream_lock import UPSTREAM
 from workflow import layout
+from workflow.campaign import order as run_order
 from workflow.campaign.executables import (
     UNITY_PROTOTYPES,
     available_prototypes,
@@ -110,6 +106,7 @@ class Plan:
     budget_min: float | None
     runs: list[Run]
     unavailable: list[Unavailable] = field(default_factory=list)
+    order: str = run_order.SHUFFLE  # order.py
 
     @functools.cached_property
     def by_key(self) -> dict[str, Run]:
@@ -146,7 +143,8 @@ class Plan:
             "campaign_file": shown_path(self.path),
             "campaign_sha256": hashlib.sha256(self.path.read_bytes()).hexdigest(),
             "seed": self.seed,
-            "order": "seeded shuffle (random.Random(seed).shuffle of the runs sorted by key)",
+            "order": run_order.DESCRIPTIONS[self.order],
+            "order_name": self.order,
             "runs_total": len(self.runs),
             "cells_total": len(self.cell_ids),
             "estimate_s": round(self.estimate_s(), 1),
@@ -438,7 +436,7 @@ def plan(
         for pi, proto in enumerate(block["prototypes"]):
             if only_prototypes is None or proto["name"] in only_prototypes:
                 _expand_prototype(found, bi, pi, axes)
-    runs = _ordered_runs(found.seen, doc["seed"])
+    runs = _ordered_runs(found.seen, doc["seed"], doc.get("order", run_order.SHUFFLE))
     gone = [
         Unavailable(name, why, len(counts), sum(counts.values()))
         for (name, why), counts in sorted(found.unavailable.items())
@@ -452,6 +450,7 @@ def plan(
         description=doc["description"],
         budget_min=doc.get("budget_min"),
         runs=runs,
+        order=doc.get("order", run_order.SHUFFLE),
         unavailable=gone,
     )
 
@@ -670,8 +669,10 @@ def _add(
         found.seen[cid] = (prev[0], prev[1], max(prev[2], reps))
 
 
-def _ordered_runs(seen: Mapping[str, tuple[dict[str, Any], str, int]], seed: int) -> list[Run]:
-    """Every repetition of every cell, in the campaign's seeded random order."""
+def _ordered_runs(
+    seen: Mapping[str, tuple[dict[str, Any], str, int]], seed: int, order: str
+) -> list[Run]:
+    """Every repetition of every cell, in the campaign's seeded random order (order.py)."""
     runs: list[Run] = []
     for cid, (full, block_name, reps) in sorted(seen.items()):
         for k in range(1, reps + 1):
@@ -680,8 +681,7 @@ def _ordered_runs(seen: Mapping[str, tuple[dict[str, Any], str, int]], seed: int
             run_cell["seed"] = run_seed(seed, cid, run_cell["run_id"])
             run_cell["block"] = block_name
             runs.append(Run(run_cell, block_name))
-    runs.sort(key=lambda r: r.key)
-    random.Random(seed).shuffle(runs)
+    runs = run_order.arrange(runs, seed, order)
     for i, r in enumerate(runs):
         r.cell["run_order"] = i
     return runs

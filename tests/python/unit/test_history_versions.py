@@ -120,3 +120,26 @@ def test_the_night_decision_carries_version_verdicts_and_files_them_once(tmp_pat
     assert file_verdicts(done, hist) == (path, False)  # the same decision again: nothing
     with pytest.raises(HistoryError, match="never overwritten"):
         file_verdicts(dict(done, cells=[]), hist)
+
+
+def test_a_callgrind_pair_is_compared_on_instructions_only_with_its_smaller_min_effect() -> None:
+    # Two versions under callgrind: 3 % more instructions per message in the newer one (spread
+    # 0.3 %), and a 30 % RTT change that is callgrind's, not the library's.
+    rng = np.random.default_rng(1)
+    rows = []
+    for version, factor in (("v1.0.0", 1.0), ("v1.1.0", 1.03)):
+        for k in range(6):
+            rows.append(
+                {"cell_id": f"cg-{version}", "run_id": f"r{k}", "status": "ok",
+                 "prototype": "reference", "transport": "kcp", "library": LIB,
+                 "library_release": version, "players": 20, "workload": "active",
+                 "server_profiler": "callgrind",
+                 "server_instr_per_msg": 2700 * factor * float(rng.lognormal(0, 0.003)),
+                 "rtt_net_p50_us": 100.0 * (1.3 if version == "v1.1.0" else 1.0)}
+            )  # fmt: skip
+    found = version_verdicts(pl.DataFrame(rows))
+    assert [v["metric"] for v in found] == ["server_instr_per_msg"]
+    (v,) = found
+    # 3 % is below the default 5 % minimum effect but above instructions' own 2 %.
+    assert v["verdict"] == SLOWER and v["min_effect"] == 0.02
+    assert 1.02 < v["ratio"] < 1.04

@@ -96,6 +96,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "netstick-ref: -plant-cpu-ns-per-msg: %v\n", err)
 			return exitInternal
 		}
+		if cfg.PlantIterationsPerMsg > 0 { // config allows one of the two
+			planted = plant.WithIterations(cfg.PlantIterationsPerMsg)
+		}
 		meta["plant"] = planted.Meta()
 	}
 	if err := logs.WriteJSONAtomic(metaPath, meta); err != nil {

@@ -41,7 +41,10 @@ type Config struct {
 	SendSlack       time.Duration
 	// Benchmarks only (a planted regression, internal/plant): CPU work per received message.
 	PlantCPUNsPerMsg float64
-	Args             []string
+	// Benchmarks only: a fixed number of hash iterations per received message instead, for
+	// instruction counts (callgrind), where a calibration in time would measure valgrind.
+	PlantIterationsPerMsg int
+	Args                  []string
 }
 
 // Addr is host:port.
@@ -89,6 +92,7 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 	fs.Float64Var(&connTimeout, "connect-timeout-s", 10, "client: seconds before a player's connect attempt fails")
 	fs.Float64Var(&sendSlack, "send-slack-us", 100, "client: sends due within this many µs share one wake-up (lateness is logged)")
 	fs.Float64Var(&c.PlantCPUNsPerMsg, "plant-cpu-ns-per-msg", 0, "server, benchmarks only: ns of calibrated CPU work per received message (a planted regression); 0 = off")
+	fs.IntVar(&c.PlantIterationsPerMsg, "plant-iterations-per-msg", 0, "server, benchmarks only: hash iterations per received message, uncalibrated (a planted regression in instructions); 0 = off")
 	if err := fs.Parse(args); err != nil {
 		return c, usageErr("%v", err)
 	}
@@ -152,6 +156,12 @@ func Parse(args []string, defaultTransport string, stderr io.Writer) (Config, er
 	c.SendSlack = time.Duration(sendSlack * float64(time.Microsecond))
 	if !(c.PlantCPUNsPerMsg >= 0) || c.PlantCPUNsPerMsg > plant.MaxNsPerMsg {
 		return c, usageErr("-plant-cpu-ns-per-msg %v: expected ns in [0, %g]", c.PlantCPUNsPerMsg, float64(plant.MaxNsPerMsg))
+	}
+	if c.PlantIterationsPerMsg < 0 || c.PlantIterationsPerMsg > plant.MaxIterationsPerMsg {
+		return c, usageErr("-plant-iterations-per-msg %d: expected iterations in [0, %d]", c.PlantIterationsPerMsg, plant.MaxIterationsPerMsg)
+	}
+	if c.PlantIterationsPerMsg > 0 && c.PlantCPUNsPerMsg > 0 {
+		return c, usageErr("-plant-iterations-per-msg and -plant-cpu-ns-per-msg: expected at most one (two plants would add up)")
 	}
 
 	wparams := map[string]string{}

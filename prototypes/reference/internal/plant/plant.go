@@ -23,6 +23,9 @@ import (
 // no longer a regression but an outage.
 const MaxNsPerMsg = 1e7
 
+// MaxIterationsPerMsg bounds -plant-iterations-per-msg alike (about 10 ms at a few ns each).
+const MaxIterationsPerMsg = 10_000_000
+
 // The calibration: Trials trials of about TrialDuration each, after a warm-up of about
 // warmup that sizes them.
 const (
@@ -134,6 +137,16 @@ func WithCalibration(nsPerMsg float64, c Calibration) *Plant {
 	}
 }
 
+// WithIterations is the plant of a fixed number of iterations per message, uncalibrated: its
+// size in instructions is the same under any profiler (callgrind runs the hash ~50x slower, so
+// a calibration in time would plant another amount of instructions there than natively).
+func WithIterations(n int) *Plant {
+	if n <= 0 {
+		return nil
+	}
+	return &Plant{IterationsPerMsg: n}
+}
+
 // Work does one message's planted work; salt varies the hash's input (e.g. the message's
 // length), never the number of iterations.
 func (p *Plant) Work(salt uint64) {
@@ -151,6 +164,13 @@ func (p *Plant) Work(salt uint64) {
 func (p *Plant) Meta() map[string]any {
 	if p == nil {
 		return map[string]any{"cpu_ns_per_msg": 0}
+	}
+	if p.NsPerMsg == 0 {
+		return map[string]any{
+			"cpu_ns_per_msg":     0,
+			"iterations_per_msg": p.IterationsPerMsg,
+			"hash":               "splitmix64 step, iterations in series",
+		}
 	}
 	return map[string]any{
 		"cpu_ns_per_msg":                       p.NsPerMsg,

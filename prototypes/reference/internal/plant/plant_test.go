@@ -128,3 +128,17 @@ func fastest(trials int, f func()) time.Duration {
 	}
 	return best
 }
+
+func TestWithIterationsIsUncalibratedAndExact(t *testing.T) {
+	if WithIterations(0) != nil {
+		t.Fatal("0 iterations planted something")
+	}
+	p := WithIterations(300)
+	if p.IterationsPerMsg != 300 || p.NsPerMsg != 0 {
+		t.Fatalf("plant %+v: want 300 iterations, no ns", p)
+	}
+	m := p.Meta()
+	if m["iterations_per_msg"] != 300 || m["cpu_ns_per_msg"] != 0 {
+		t.Fatalf("meta %v: want iterations_per_msg 300, cpu_ns_per_msg 0", m)
+	}
+}
