@@ -62,6 +62,30 @@ def _interval(iv: list[float | None] | None) -> str:
     return f"[{iv[0]:.3g}, {iv[1]:.3g}]"
 
 
+def _could_see(verdict: dict[str, Any]) -> str:
+    """What the night could see in this comparison: its detectable change (stats.power)."""
+    ratio = verdict.get("detectable_ratio")
+    if ratio is None:
+        return "; this night could not tell its detectable change"
+    return f"; this night could see a change of {100 * (ratio - 1):.3g} % or more"
+
+
+def version_sentence(v: dict[str, Any]) -> str:
+    """One version against its predecessor on one metric, in words, with what it could see."""
+    said = f"{v.get('library')} {v.get('version')} against {v.get('predecessor')}"
+    if v.get("verdict") == "does not build":
+        return f"{said}: does not build ({v.get('build_error')})"
+    said += f", {v.get('metric')}: {v.get('verdict')}"
+    if v.get("ratio") is not None:
+        said += f" (ratio {v['ratio']:.3g}, {_interval(v.get('interval'))})"
+    if v.get("min_effect") is not None:
+        said += f", minimum effect {100 * v['min_effect']:.3g} %"
+    said += _could_see(v)
+    if v.get("confirmed") is not None and v.get("verdict") == "slower":
+        said += "; confirmed by the re-run" if v["confirmed"] else "; not confirmed by the re-run"
+    return said
+
+
 def verdict_sentence(cell: dict[str, Any], unit: str) -> str:
     """One cell of a decision in words: its verdict, ratio with interval, q, confirmation."""
     base, shown = sentences.convert(cell.get("baseline"), unit)
@@ -73,6 +97,7 @@ def verdict_sentence(cell: dict[str, Any], unit: str) -> str:
             f", {tonight:.4g} {shown} tonight against {base:.4g} {shown} (ratio {ratio:.3g}, "
             f"{_interval(cell.get('interval'))}, BH q {cell.get('q') or float('nan'):.2g})"
         )
+    said += _could_see(cell)
     if cell.get("suspected"):
         said += (
             "; confirmed by the re-run"
@@ -117,6 +142,7 @@ def shape(tables: Path) -> dict[str, Any]:
             "min_effect": decision["min_effect"],
             "confirmed": [c["cell"] for c in cells if c.get("confirmed")],
             "sentences": [verdict_sentence(c, unit) for c in cells],
+            "versions": [version_sentence(v) for v in decision.get("versions") or []],
             "note": decision.get("note"),
             # Runs measured beside a busy neighbour, left out by the stats stage (if any).
             "left_out": [

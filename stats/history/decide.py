@@ -21,9 +21,15 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from stats import intervals, regress
+from stats import intervals, power, regress
 from stats.findings import LEVEL, num
-from stats.history import DEFAULT_METRIC, DEFAULT_MIN_EFFECT, HistoryError, metric_unit
+from stats.history import (
+    DEFAULT_METRIC,
+    DEFAULT_MIN_EFFECT,
+    HistoryError,
+    metric_unit,
+    min_effect_of,
+)
 from stats.history import versions as version_checks
 from stats.history.store import CELL_COLUMNS, RUNS_SUFFIX
 from stats.interference import interfered, usable
@@ -118,15 +124,16 @@ def decide(
             f"{MIN_SPREAD_NIGHTS}, so no cell is suspected yet"
         )
     baseline = history.filter(pl.col("file").is_in(base_files))
+    baseline_runs, tonight_runs = _runs_of(baseline, metric), _runs_of(tonight, metric)
     found = regress.per_cell(
-        _runs_of(baseline, metric), _runs_of(tonight, metric), metric, min_effect, level=LEVEL
+        baseline_runs, tonight_runs, metric, min_effect_of(metric, min_effect), level=LEVEL
     )
     series = history.filter(pl.col("file").is_in([*base_files, tonight_file]))
     for v in found:
         medians = series.filter(pl.col("cell_id") == v.cell_id)[metric].cast(pl.Float64)
         cps = regress.detect_change_points(medians.fill_null(float("nan")))
         spread = night_spread(medians.head(medians.len() - 1).to_numpy(), v.median_baseline)
-        threshold = max(min_effect, spread or 0.0)
+        threshold = max(min_effect_of(metric, min_effect), spread or 0.0)
         beyond = v.ratio is not None and v.ratio > 1.0 + threshold
         doc["cells"].append(
             {
@@ -148,12 +155,22 @@ def decide(
                 "n_interfered": doc["left_out"]["cells"].get(v.cell_id, 0),
                 "night_spread": num(spread),
                 "effect_threshold": threshold,
+                # What tonight could see in this cell: the change its runs against the
+                # baseline's detect with 80 % power at the 5 % level (stats.power).
+                "detectable_ratio": num(_detectable(baseline_runs, tonight_runs, v.cell_id)),
                 "suspected": v.verdict == regress.REGRESSION and beyond and spread is not None,
                 "confirmed": None,
             }
         )
     doc["rerun_cells"] = sorted({*suspected_cells(doc), *doc["rerun_cells"]})
     return doc
+
+
+def _detectable(baseline: pl.DataFrame, tonight: pl.DataFrame, cell: str) -> float:
+    """The minimum detectable ratio of one cell's runs tonight against its baseline runs."""
+    metric = baseline.columns[-1]  # _runs_of's tables: cell_id, status, the metric
+    sides = [t.filter(pl.col("cell_id") == cell)[metric].to_numpy() for t in (baseline, tonight)]
+    return power.two_sample_mde(*sides)
 
 
 def left_out(night: pl.DataFrame) -> dict[str, Any]:
@@ -194,7 +211,7 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
     """Compare a re-run of the suspected cells (a runs table with the night's cell ids) with the
     same baseline; a suspected cell is confirmed when the re-run's verdict is a regression too
     (BH across the re-run's cells). Cells not suspected get confirmed = False."""
-    metric, min_effect = doc["metric"], doc["min_effect"]
+    metric, min_effect = doc["metric"], min_effect_of(doc["metric"], doc["min_effect"])
     baseline = history.filter(pl.col("file").is_in(doc["baseline_nights"]))
     if "status" in rerun.columns:
         # A re-run measured beside a busy neighbour confirms nothing: left out, and said so.
@@ -222,7 +239,9 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
             "the confirmation",
         )
     if "versions" in doc:
-        out["versions"] = version_checks.confirm_versions(doc["versions"], rerun, min_effect)
+        out["versions"] = version_checks.confirm_versions(
+            doc["versions"], rerun, doc["min_effect"]
+        )
     for c in doc["cells"]:
         v = found.get(c["cell"]) if c["suspected"] else None
         out["cells"].append(

@@ -61,11 +61,7 @@ def _detectable(runs: pl.DataFrame, metric: str, before_cell: str, cell: str) ->
         .cast(pl.Float64).drop_nulls().to_numpy()
         for c in (before_cell, cell)
     ]  # fmt: skip
-    sds = [power.log_sd(x) for x in sides]
-    if any(not math.isfinite(sd) for sd in sds):
-        return None
-    pooled = math.sqrt(sum(sd**2 for sd in sds) / 2)
-    ratio = power.minimum_detectable_ratio(pooled, sides[0].size, sides[1].size)
+    ratio = power.two_sample_mde(*sides)
     return ratio if math.isfinite(ratio) else None
 
 

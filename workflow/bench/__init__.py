@@ -29,6 +29,8 @@ BENCHES: dict[str, str] = {
     "confirmed",
     "noise": "identical runs of one cell: spread and detectable change per metric, callgrind's "
     "instructions per message and the load it keeps up with",
+    "sensitivity": "what the nightly can see: identical code and planted regressions of 3-10 % "
+    "decided as nights, detectable changes before and after",
     "stats": "the statistics stage on synthetic runs against pandas CSV reading",
     "report": "time and size of a campaign's report",
     "site": "the trend site of a synthetic year (365 nights x 30 cells): build time and size",

@@ -270,20 +270,20 @@ def figures_text(doc: Mapping[str, Any]) -> str:
             f["cell"],
             f["metric"],
             str(f["n"]),
-            _fmt(f["median"], "{:.4g}"),
-            _fmt(f["cv_pct"], "{:.2f}"),
-            _fmt(f["range_pct"], "{:.2f}"),
-            _fmt(f["mde_pct"], "{:.2f}"),
+            fmt(f["median"], "{:.4g}"),
+            fmt(f["cv_pct"], "{:.2f}"),
+            fmt(f["range_pct"], "{:.2f}"),
+            fmt(f["mde_pct"], "{:.2f}"),
         ]
         for f in doc["figures"]
     ]
     keep_rows = [
         [
             str(k["players"]),
-            _fmt(k["msgs_per_s"], "{:.0f}"),
-            _fmt(k["msgs_share"], "{:.3f}"),
-            _fmt(k["ticks_share"], "{:.3f}"),
-            _fmt(k["server_cpu_cores_callgrind"], "{:.3f}"),
+            fmt(k["msgs_per_s"], "{:.0f}"),
+            fmt(k["msgs_share"], "{:.3f}"),
+            fmt(k["ticks_share"], "{:.3f}"),
+            fmt(k["server_cpu_cores_callgrind"], "{:.3f}"),
             str(k["kept_up"]),
         ]
         for k in doc["keep_up"]
@@ -297,8 +297,9 @@ def figures_text(doc: Mapping[str, Any]) -> str:
     )
 
 
-def _fmt(value: float | None, fmt: str) -> str:
-    return record.MISSING if value is None else fmt.format(value)
+def fmt(value: float | None, pattern: str) -> str:
+    """value formatted by pattern, or the tables' mark of a missing value."""
+    return record.MISSING if value is None else pattern.format(value)
 
 
 def arguments(p: argparse.ArgumentParser) -> None:

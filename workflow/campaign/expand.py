@@ -337,11 +337,6 @@ def content_hash(cell: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:8]
 
 
-def run_seed(campaign_seed: int, cell_id: str, run_id: str) -> int:
-    digest = hashlib.sha256(f"{campaign_seed}/{cell_id}/{run_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
 def _matches(selector: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
     for key, want in selector.items():
         if key.startswith("params."):
@@ -674,11 +669,11 @@ def _ordered_runs(
 ) -> list[Run]:
     """Every repetition of every cell, in the campaign's seeded random order (order.py)."""
     runs: list[Run] = []
-    for cid, (full, block_name, reps) in sorted(seen.items()):
+    for _, (full, block_name, reps) in sorted(seen.items()):
         for k in range(1, reps + 1):
             run_cell = dict(full)
             run_cell["run_id"] = f"r{k}"
-            run_cell["seed"] = run_seed(seed, cid, run_cell["run_id"])
+            run_cell["seed"] = run_order.seed_of(seed, full, run_cell["run_id"], order)
             run_cell["block"] = block_name
             runs.append(Run(run_cell, block_name))
     runs = run_order.arrange(runs, seed, order)

@@ -1,5 +1,5 @@
-"""The order in which a campaign's runs execute: a seeded shuffle, or rounds of interleaved
-versions.
+"""The order in which a campaign's runs execute, and their seeds: a seeded shuffle, or rounds
+of interleaved versions that replay one seed.
 
 Both orders are random so that a slow drift of the machine (thermal state, background load, a
 cache filling) cannot line up with one cell, and seeded so that one campaign file always gives
@@ -15,10 +15,20 @@ one order (plan.json records it, and every run's cell its run_order).
   is compared with; the contexts' order within a round is random too. A drift then reaches the
   versions of a comparison alike, round by round, instead of falling between them, and a night
   cut short still holds whole rounds.
+
+Seeds (a run's `seed`: the workload's random choices, e.g. where players move). In a shuffled
+campaign every run has its own, from the campaign's seed, the cell and the run, so repetitions
+sample the workload too. In rounds every run of one context replays one seed (common random
+numbers): the versions compared meet the same workload, and their repetitions differ by the
+machine's noise alone. Measured here (`netstick bench sensitivity`'s notes): the server's
+instructions per message differ by up to 6 % between seeds of the active workload but about 1 %
+between runs of one seed, so per-run seeds would hide a 3-5 % regression behind the workload's
+own variation.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -64,6 +74,19 @@ def repetition(run: _Run) -> int:
 def context(cell: dict[str, Any]) -> str:
     """A comparison's context: the cell's keys but its version and ids, canonical JSON."""
     return json.dumps({k: v for k, v in cell.items() if k not in _NOT_CONTEXT}, sort_keys=True)
+
+
+def run_seed(campaign_seed: int, cell_id: str, run_id: str) -> int:
+    """A seed derived from the campaign's, a name and a run id (31 bits)."""
+    digest = hashlib.sha256(f"{campaign_seed}/{cell_id}/{run_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def seed_of(campaign_seed: int, cell: dict[str, Any], run_id: str, order: str) -> int:
+    """A run's seed: its own in a shuffle; in rounds, one per context (see the module's doc)."""
+    if order == ROUNDS:
+        return run_seed(campaign_seed, hashlib.sha256(context(cell).encode()).hexdigest(), "all")
+    return run_seed(campaign_seed, str(cell["cell_id"]), run_id)
 
 
 def arrange(runs: Sequence[R], seed: int, order: str = SHUFFLE) -> list[R]:

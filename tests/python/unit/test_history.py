@@ -83,3 +83,24 @@ def test_too_few_nights_for_change_points_is_a_finding(tmp_path: Path) -> None:
         == f"change points need at least {regress.CP_MIN_POINTS} nights; 3 given"
     )
     assert json.loads((tmp_path / "tables" / "history.json").read_text()) == doc
+
+
+def test_the_history_report_says_what_each_comparison_of_the_night_could_see() -> None:
+    cell = {"cell": "tcp-100", "verdict": "no change", "baseline": 50.0, "tonight": 51.0,
+            "ratio": 1.02, "interval": [0.97, 1.08], "q": 0.4, "detectable_ratio": 1.123,
+            "suspected": False}  # fmt: skip
+    said = history.verdict_sentence(cell, "us")
+    assert "this night could see a change of 12.3 % or more" in said
+    assert "could not tell" in history.verdict_sentence(cell | {"detectable_ratio": None}, "us")
+    version = {"library": "github.com/xtaci/kcp-go/v5", "version": "v5.7.6",
+               "predecessor": "v5.7.5", "metric": "server_instr_per_msg", "verdict": "slower",
+               "ratio": 1.041, "interval": [1.03, 1.05], "min_effect": 0.02,
+               "detectable_ratio": 1.018, "confirmed": True}  # fmt: skip
+    said = history.version_sentence(version)
+    assert said.startswith("github.com/xtaci/kcp-go/v5 v5.7.6 against v5.7.5")
+    assert "server_instr_per_msg: slower (ratio 1.04, [1.03, 1.05])" in said
+    assert "minimum effect 2 %" in said and "could see a change of 1.8 % or more" in said
+    assert said.endswith("confirmed by the re-run")
+    broken = {"library": "x", "version": "v2", "predecessor": "v1", "verdict": "does not build",
+              "build_error": "undefined: Foo"}  # fmt: skip
+    assert history.version_sentence(broken) == "x v2 against v1: does not build (undefined: Foo)"

@@ -83,3 +83,20 @@ def test_the_nightly_runs_in_rounds_with_each_transports_versions_side_by_side()
     # The instructions block: every transport under callgrind at its fixed load.
     profiled = {r.cell["transport"] for r in plan.runs if r.cell.get("server_profiler")}
     assert profiled == {"tcp", "enet", "kcp", "quic", "ws", "webrtc"}
+
+
+def test_rounds_replay_one_seed_per_context_and_a_shuffle_gives_every_run_its_own():
+    cell_v1 = {"cell_id": "kcp-v1", "transport": "kcp", "players": 100, "library_version": "v1"}
+    cell_v2 = cell_v1 | {"cell_id": "kcp-v2", "library_version": "v2"}
+    other = cell_v1 | {"cell_id": "tcp-pinned", "transport": "tcp"}
+    rounds = {
+        order.seed_of(9, c, r, order.ROUNDS) for c in (cell_v1, cell_v2) for r in ("r1", "r2")
+    }
+    assert len(rounds) == 1  # both versions, every repetition: one workload
+    assert order.seed_of(9, other, "r1", order.ROUNDS) not in rounds
+    shuffled = {
+        order.seed_of(9, c, r, order.SHUFFLE) for c in (cell_v1, cell_v2) for r in ("r1", "r2")
+    }
+    assert len(shuffled) == 4
+    # The shuffle's seeds are those campaigns always had.
+    assert order.seed_of(9, cell_v1, "r1", order.SHUFFLE) == order.run_seed(9, "kcp-v1", "r1")
