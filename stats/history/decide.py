@@ -239,9 +239,7 @@ def confirm(doc: dict[str, Any], history: pl.DataFrame, rerun: pl.DataFrame) -> 
             "the confirmation",
         )
     if "versions" in doc:
-        out["versions"] = version_checks.confirm_versions(
-            doc["versions"], rerun, doc["min_effect"]
-        )
+        out["versions"] = version_checks.confirm_versions(doc["versions"], rerun, doc["min_effect"])
     for c in doc["cells"]:
         v = found.get(c["cell"]) if c["suspected"] else None
         out["cells"].append(
