@@ -558,7 +558,9 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
         ),
         "Run-time state": (
             f"isolation {_join(runs_hw['isolation'])}, placement {_join(runs_hw['placement'])}, "
-            f"CPU governor {_join(runs_hw['cpu_governor'])}; run order: {exp['order']}"
+            f"CPU governor {_join(runs_hw['cpu_governor'])}, hardware instruction counter "
+            f"{_join(runs_hw.get('instruction_counter') or ['not recorded'])}; run order: "
+            f"{exp['order']}"
         ),
         "Execution": (
             f"`{cmd['install, build, run and report (local)']}`; on a SLURM cluster "

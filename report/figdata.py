@@ -34,6 +34,8 @@ TABLE_METRICS = (
 )  # fmt: skip
 # Shown only where a cell measured them (callgrind runs only).
 TABLE_METRICS_IF_MEASURED = ("server_instr_per_msg",)
+# The metrics whose detectable change the cells table states (those the nightly decides on).
+DETECTABLE_METRICS = ("rtt_net_p50_us", "server_cpu_cores", "server_instr_per_msg")
 CAUSE_SEPARATOR = " · "  # between a cause's stderr lines, in one table cell
 # The runs table's failure columns (stats.tables.RUNS); results written before they existed
 # lack them.
@@ -493,16 +495,20 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
             pl.Series(name, values, dtype=pl.String),
             pl.Series(f"{name} interval", bounds, dtype=pl.String),
         )
-    # How small a change of the RTT p50 a night against a baseline of as many runs would detect.
-    first_rows = {r["cell_id"]: r for r in first.iter_rows(named=True)}
-    detectable = []
-    for cell_id in table["cell_id"]:
-        ratio = (first_rows.get(cell_id) or {}).get("mde_ratio")
-        detectable.append("" if ratio is None else f"{100 * (ratio - 1):.1f} %")
-    table = table.with_columns(
-        pl.Series(f"{disp.names.get(TABLE_METRICS[0], TABLE_METRICS[0])} detectable change",
-                  detectable, dtype=pl.String)
-    )  # fmt: skip
+    # How small a change a night against a baseline of as many runs would detect, per metric
+    # a nightly decides on (stats.power via the cells table's mde_ratio).
+    for metric in (m for m in DETECTABLE_METRICS if m in metrics):
+        mde = {
+            r["cell_id"]: r.get("mde_ratio")
+            for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
+        }
+        detectable = [
+            "" if mde.get(c) is None else f"{100 * (mde[c] - 1):.1f} %" for c in table["cell_id"]
+        ]
+        table = table.with_columns(
+            pl.Series(f"{disp.names.get(metric, metric)} detectable change", detectable,
+                      dtype=pl.String)
+        )  # fmt: skip
     units = ", ".join(
         f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in metrics
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monitors import callgrind
+from monitors import callgrind, perfcount
 from monitors.sampler import MONITOR_CSV, Sample, read_monitor
 from prototypes.contract import manifest as manifests
 from prototypes.contract.logs import (
@@ -49,7 +49,7 @@ class RunData:
     monitor: list[Sample] | None
     players_connected: list[int] | None = None  # server.ticks.csv, one value per tick
     tick_messages: list[per_message.TickMessages] | None = None  # server.ticks.csv, per tick
-    server_instructions: int | None = None  # callgrind's count (server_profiler callgrind)
+    server_instructions: int | None = None  # callgrind's or perf's count (server_profiler)
     unread: dict[str, str] = field(default_factory=dict)
 
 
@@ -93,11 +93,17 @@ def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
             unread[str(ticks)] = f"{type(exc).__name__}: {exc}"
     meta = meta or {}
     instructions = None
-    if (meta.get("server_profiler") or {}).get("tool") == "callgrind":
+    tool = (meta.get("server_profiler") or {}).get("tool")
+    if tool == "callgrind":
         try:
             instructions = callgrind.read_instructions(run_dir)
         except (OSError, ValueError) as exc:
             unread[str(run_dir / callgrind.OUT_FILE)] = f"{type(exc).__name__}: {exc}"
+    elif tool == "perf":  # the CPU's instruction counter (monitors/perfcount.py)
+        try:
+            instructions = perfcount.read_count(run_dir)
+        except (OSError, ValueError) as exc:
+            unread[str(run_dir / perfcount.OUT_FILE)] = f"{type(exc).__name__}: {exc}"
     return RunData(
         run_dir,
         meta,

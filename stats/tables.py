@@ -96,12 +96,12 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "server_profiler": (
         pl.String(),
         "profiler the server ran under (callgrind: ~20-50x slower, its RTT and CPU are not an "
-        "unprofiled run's), null for none",
+        "unprofiled run's; perf: the CPU's instruction counter, at full speed), null for none",
     ),
     "server_instr_per_msg": (
         pl.Float64(),
-        "server's instructions per application message while callgrind counted, from the "
-        "window's start to its end (server_profiler callgrind only)",
+        "server's instructions per application message while callgrind or perf counted, from "
+        "the window's start to its end (server_profiler callgrind or perf only)",
     ),
     "others_cpu_cores": (
         pl.Float64(),

@@ -67,9 +67,9 @@ def _detectable(runs: pl.DataFrame, metric: str, before_cell: str, cell: str) ->
 
 def _compared_on(context: Mapping[str, Any], metric: str, runs: pl.DataFrame, cells: Sequence[str]
                  ) -> bool:  # fmt: skip
-    """Whether a pair of cells is compared on metric: a profiled pair on PROFILED_METRICS only,
+    """Whether a pair of cells is compared on metric: a callgrind pair on PROFILED_METRICS only,
     and no pair on a metric neither of its cells measured (instructions without callgrind)."""
-    if context.get("server_profiler") and metric not in PROFILED_METRICS:
+    if context.get("server_profiler") == "callgrind" and metric not in PROFILED_METRICS:
         return False
     return runs.filter(pl.col("cell_id").is_in(list(cells)))[metric].drop_nulls().len() > 0
 

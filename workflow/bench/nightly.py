@@ -38,7 +38,7 @@ from workflow.nightly import upstream, upstream_builds
 
 CAMPAIGN = "nightly"
 REFERENCE = REPO / "prototypes" / "reference" / "prototype.yaml"
-METRICS = ("rtt_net_p50_us", "server_cpu_cores")
+METRICS = ("rtt_net_p50_us", "server_cpu_cores", "server_instr_per_msg")
 COLUMNS = (
     "transport",
     "library_version",
@@ -56,6 +56,10 @@ TARGETS = {
         1800.0,
         "discovery, builds and the nightly campaign, report included, here",
     ),
+    # The detectable change (80 % power, 5 % level) median over the night's cells: of the
+    # server's work per message (instructions under callgrind) and of RTT p50.
+    "mde_server_instr_per_msg_median": ("<=", 1.03, "ratio, median over cells"),
+    "mde_rtt_net_p50_us_median": ("<=", 1.05, "ratio, median over cells"),
 }
 
 
@@ -109,7 +113,8 @@ def night_versions(root: Path, results: Path) -> list[dict[str, Any]]:
     )
     doc = decide(read_history(hist, CAMPAIGN), published=published, not_built=not_built)
     keep = ("library", "transport", "version", "predecessor", "published", "metric", "ratio",
-            "interval", "verdict", "bound", "build_error")  # fmt: skip
+            "interval", "verdict", "bound", "detectable_ratio", "min_effect",
+            "build_error")  # fmt: skip
     return [{k: v.get(k) for k in keep} for v in doc["versions"]]
 
 

@@ -16,10 +16,13 @@ the same way):
   server work per message (-plant-iterations-per-msg: a fixed number of hash iterations per
   received message, sized from a calibration: one run unplanted and one with CALIBRATION_ITERS
   iterations give the instructions one iteration adds per message);
-- `emu-0`, `emu-rtt5`, `emu-rtt10`: the RTT cell through the user-space emulator (lan-emulated),
-  without and with an extra one-way delay of 5 and 10 % of the emulated RTT p50 (measured in a
-  calibration run): the planted RTT regressions, and beside lan the emulator's share of RTT's
-  spread.
+- `emu-0`, `emu-rtt5`, `emu-rtt10`: the RTT cell through the user-space emulator with a one-way
+  delay of EMU_BASE_DELAY_US, and with 5 and 10 % of that cell's RTT p50 (measured in a
+  calibration run) added to it: the planted RTT regressions, and beside lan the emulator's share
+  of RTT's spread. The base delay is there because a delay of 0 forwards each frame at once on the
+  emulator's receiving thread while any delay hands it to its sending thread, whose wake-up alone
+  added ~60 µs here (a first bench with emu-0 at no delay measured a "5 %" plant at +49 %): base
+  and plants must take the same path, so that the plant adds only its own delay.
 
 Every planted size is measured from the pool (median planted / median unplanted, with its
 interval), never taken from the flag. sensitivity_nights.py then draws nights from the rounds and
@@ -62,6 +65,7 @@ ROUNDS = 12
 NIGHTS = 200
 SEED = 20
 CALIBRATION_ITERS = 400
+EMU_BASE_DELAY_US = 20.0  # one way, every emulated condition (see the module's doc)
 CPU_PLANTS = (3.0, 5.0, 10.0)
 RTT_PLANTS = (5.0, 10.0)
 RTT_METRICS = ("rtt_net_p50_us", "server_cpu_cores", "server_cpu_us_per_msg")
@@ -145,11 +149,13 @@ def cell_of(c: Condition, run_id: str, plants: Plants | None) -> dict[str, Any]:
             ]
     if c.kind == "emulated":
         profile: dict[str, Any] = {
-            "description": "lan through the user-space emulator (bench-sensitivity)",
+            "description": f"lan through the user-space emulator, {EMU_BASE_DELAY_US:g} µs one "
+            "way (bench-sensitivity)",
             "force_emulator": True,
         }
-        if c.plant_pct and plants is not None:
-            profile["up"] = {"delay_ms": plants.delay_us(c.plant_pct) / 1000}
+        extra_us = plants.delay_us(c.plant_pct) if c.plant_pct and plants is not None else 0.0
+        profile["up"] = {"delay_ms": round((EMU_BASE_DELAY_US + extra_us) / 1000, 4)}
+        if extra_us:
             profile["description"] += f": a planted RTT regression of {c.plant_pct:g} %"
         doc["network_profile"] = profile
     return harness_cell.validate(doc, f"bench-sensitivity cell {c.name}/{run_id}")
@@ -239,8 +245,14 @@ def _median_mde(last_night: Mapping[str, Any] | None, metric: str) -> float | No
     return round(statistics.median(vals), 2) if vals else None
 
 
+def last_night_mde(last_night: Mapping[str, Any] | None) -> dict[str, float | None]:
+    """The last real night's median detectable change per metric (data/bench/nightly.json), in
+    per cent: the "before" the record quotes beside its own."""
+    return {m: _median_mde(last_night, m) for m in ("rtt_net_p50_us", "server_cpu_cores")}
+
+
 def detectable_table(
-    pool: Mapping[str, nights.Pool], last_night: Mapping[str, Any] | None
+    pool: Mapping[str, nights.Pool], last_night: Mapping[str, float | None]
 ) -> list[dict[str, Any]]:
     """The detectable change per metric before (the design until now) and after, side by side."""
     lan = {m: nights.detectable(pool.get(m, {}), "lan-a", "lan-b") for m in RTT_METRICS}
@@ -253,7 +265,7 @@ def detectable_table(
             "before_cell": "lan, 100 players, 12 s, a seed per run, 6 v 6",
             "before_pct": before["rtt_net_p50_us"]["mde_pct"],
             "before_log_sd": before["rtt_net_p50_us"]["log_sd"],
-            "before_last_night_median_pct": _median_mde(last_night, "rtt_net_p50_us"),
+            "before_last_night_median_pct": last_night.get("rtt_net_p50_us"),
             "after_cell": "lan, 100 players, 12 s, one seed, 6 v 6 in rounds",
             "after_pct": lan["rtt_net_p50_us"]["mde_pct"],
             "after_paired_pct": lan["rtt_net_p50_us"]["mde_paired_pct"],
@@ -264,7 +276,7 @@ def detectable_table(
             "before_cell": "server_cpu_cores, lan, 100 players, 12 s, a seed per run, 6 v 6",
             "before_pct": before["server_cpu_cores"]["mde_pct"],
             "before_log_sd": before["server_cpu_cores"]["log_sd"],
-            "before_last_night_median_pct": _median_mde(last_night, "server_cpu_cores"),
+            "before_last_night_median_pct": last_night.get("server_cpu_cores"),
             "before_cpu_us_per_msg_pct": before["server_cpu_us_per_msg"]["mde_pct"],
             "one_seed_cpu_us_per_msg_pct": lan["server_cpu_us_per_msg"]["mde_pct"],
             "instr_a_seed_per_run_pct": instr_before["mde_pct"],
@@ -277,11 +289,58 @@ def detectable_table(
     ]
 
 
+def _pct_of(x: float | None) -> str:
+    return "?" if x is None else f"{100 * x:.1f} %"
+
+
+def shortfalls(
+    targets: Sequence[Mapping[str, Any]],
+    parts: Mapping[str, Any],
+    drawn: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """For each target missed: by how much, and which part of the noise stops it (measured)."""
+    out = []
+    missed = {t["metric"]: t for t in targets if not t["pass"] and t["measured"] is not None}
+    if "mde_rtt_p50_pct" in missed:
+        t = missed["mde_rtt_p50_pct"]
+        out.append(
+            f"RTT p50: {t['measured']:.1f} % detectable against a target of {t['threshold']:g} % "
+            f"({t['measured'] / t['threshold']:.1f}x); at this spread 5 % needs "
+            f"{parts.get('runs_for_5pct_rtt') or '?'} runs a side, not 6. Its run-to-run log "
+            f"spread is {_pct_of(parts.get('lan_log_sd'))} with one seed and no emulator: the "
+            "machine's scheduling of the players' and the server's threads on 2 shared vCPUs, "
+            "since the prototype's own work per message varies "
+            f"{_pct_of(parts.get('prototype_instr_log_sd'))} "
+            f"(instructions); a seed per run adds {_pct_of(parts.get('rtt_workload_log_sd'))}, "
+            f"the emulator {_pct_of(parts.get('emulator_log_sd'))} (emulated cells)."
+        )
+    for key in ("planted_cpu5_confirmed_share", "planted_cpu10_confirmed_share"):
+        if key in missed:
+            t = missed[key]
+            out.append(
+                f"{key}: {t['measured']:.3f} against {t['threshold']:g}: short by "
+                f"{t['threshold'] - t['measured']:.3f} of the nights"
+            )
+    if "aa_false_alarms_per_100_cell_nights" in missed:
+        worst = max((d for d in drawn if d["planted_pct"] is None and d["nights"]),
+                    key=lambda d: d["confirmed"], default=None)  # fmt: skip
+        out.append(
+            f"A/A: {missed['aa_false_alarms_per_100_cell_nights']['measured']:.2f} false alarms "
+            f"per 100 cell-nights; most in {worst['comparison'] if worst else '?'}"
+        )
+    if "mde_cpu_per_msg_pct" in missed:
+        out.append(
+            f"CPU per message: {missed['mde_cpu_per_msg_pct']['measured']:.1f} % detectable "
+            "against 3 % (instructions per message under callgrind)"
+        )
+    return out
+
+
 def analyse(
     records: Mapping[str, Sequence[Mapping[str, Any]]],
     n_nights: int,
     seed: int,
-    last_night: Mapping[str, Any] | None = None,
+    last_night: Mapping[str, float | None] | None = None,
 ) -> dict[str, Any]:
     """Everything the record states from the measured runs: planted sizes, drawn nights,
     false alarms, detectable changes, noise parts and the targets' figures."""
@@ -300,7 +359,7 @@ def analyse(
     cell_nights = sum(d["nights"] for d in aa)
     false_alarms = sum(d["confirmed"] for d in aa)
     by_name = {d["comparison"]: d for d in drawn}
-    table = detectable_table(pool, last_night)
+    table = detectable_table(pool, last_night or {})
     parts = nights.noise_parts(pool.get("rtt_net_p50_us", {}), ("lan-a", "lan-b"), "emu-0")
     rtt_sd = table[0].get("spread_log_sd")
     # The workload's share: what a seed per run adds to one seed's spread.
@@ -322,6 +381,15 @@ def analyse(
         ),
     }
     interfered = {c: sum(bool(r.get("interference")) for r in recs) for c, recs in records.items()}
+    judged = target_rows(measured, TARGETS)
+    noise_doc = (
+        parts
+        | workload
+        | {
+            "prototype_instr_log_sd": table[1].get("spread_log_sd"),
+            "runs_for_5pct_rtt": nights.runs_needed(rtt_sd, 5.0),
+        }
+    )
     return {
         "planted_sizes": sizes,
         "nights": drawn,
@@ -331,15 +399,11 @@ def analyse(
             "flagged": sum(d["flagged"] for d in aa),
         },
         "detectable": table,
-        "rtt_noise_parts": parts
-        | workload
-        | {
-            "prototype_instr_log_sd": table[1].get("spread_log_sd"),
-            "runs_for_5pct_rtt": nights.runs_needed(rtt_sd, 5.0),
-        },
+        "rtt_noise_parts": noise_doc,
         "runs_interfered": interfered,
         "measured_targets": measured,
-        "targets": target_rows(measured, TARGETS),
+        "targets": judged,
+        "shortfalls": shortfalls(judged, noise_doc, drawn),
     }
 
 
@@ -350,14 +414,27 @@ def run(
     rounds: int = ROUNDS,
     n_nights: int = NIGHTS,
     seed: int = SEED,
+    only: Sequence[str] = (),
     progress: Progress = cells.print_progress,
 ) -> dict[str, Any]:
-    """Calibrate, measure the rounds (the record rewritten after each), analyse, write."""
+    """Calibrate, measure the rounds (the record rewritten after each), analyse, write. only:
+    measure these conditions again, in rounds among themselves, into the record at out (the
+    others' runs kept, and the record says which were measured when)."""
+    previous = read_json(out) if only else None
+    if only and (not previous or "runs" not in previous):
+        raise SystemExit(f"netstick bench sensitivity: --only: {out} holds no record to add to")
+    unknown = sorted(set(only) - {c.name for c in CONDITIONS})
+    if unknown:
+        raise SystemExit(
+            f"netstick bench sensitivity: --only: unknown condition(s) {', '.join(unknown)}; "
+            f"expected some of {', '.join(c.name for c in CONDITIONS)}"
+        )
+    measured = [c for c in CONDITIONS if not only or c.name in only]
     raw = raw / time.strftime("sensitivity-%Y%m%dT%H%M%SZ", time.gmtime())
     prov = environment.collect(REPO)
     t0 = time.monotonic()
     plants, calibration = calibrate(raw, progress)
-    records: dict[str, list[dict[str, Any]]] = {c.name: [] for c in CONDITIONS}
+    records: dict[str, list[dict[str, Any]]] = {c.name: [] for c in measured}
     rng = random.Random(seed)
     config = {
         "rounds": rounds,
@@ -370,17 +447,57 @@ def run(
         "order": "rounds: every condition once per round, in a seeded random order",
     }
     body: dict[str, Any] = {"config": config, "calibration": calibration, "complete": False}
-    last_night = read_json(options.BENCH_DIR / "nightly.json")
+    last_night = last_night_mde(read_json(options.BENCH_DIR / "nightly.json"))
+    if previous is not None:
+        body, prov = _merged(previous, body, [c.name for c in measured]), previous["provenance"]
+        last_night = previous.get("last_night_mde_pct") or last_night
+        records = {c: list(r) for c, r in previous["runs"].items()} | records
     for k in range(1, rounds + 1):
-        for c in rng.sample(CONDITIONS, len(CONDITIONS)):
+        for c in rng.sample(measured, len(measured)):
             progress(f"round {k}/{rounds}: {c.name} ...")
             rec = noise.run_once(cell_of(c, f"r{k}", plants), raw / c.name / f"r{k}")
             records[c.name].append(rec)
         body |= {"runs": records, "wall_s": round(time.monotonic() - t0, 1), "raw": str(raw)}
+        body["last_night_mde_pct"] = last_night
         record.write(out, "bench-sensitivity", body, prov=prov, repo=REPO)
     body |= analyse(records, n_nights, seed, last_night) | {"complete": True}
     body["wall_s"] = round(time.monotonic() - t0, 1)
     return record.write(out, "bench-sensitivity", body, prov=prov, repo=REPO)
+
+
+def _merged(previous: Mapping[str, Any], body: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The record's body with conditions `names` about to be measured again: their cells and
+    this calibration's sizes replace the old ones, the earlier measurement is kept under
+    `remeasured` (what was measured when, and where its runs are)."""
+    out = {k: v for k, v in previous.items() if k not in ("schema", "benchmark", "provenance")}
+    out["config"] = dict(out["config"])
+    out["config"]["cells"] = dict(out["config"]["cells"]) | {
+        n: body["config"]["cells"][n] for n in names
+    }
+    out["remeasured"] = [
+        *previous.get("remeasured", []),
+        {"conditions": names, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+         "replaced_raw": previous.get("raw"), "calibration": body["calibration"],
+         "note": "measured in rounds among themselves, after the other conditions"},
+    ]  # fmt: skip
+    out["complete"] = False
+    return out
+
+
+def reanalyse(out: Path, n_nights: int, seed: int) -> dict[str, Any]:
+    """The record at out analysed again from its runs (its measurements and provenance kept)."""
+    doc = read_json(out)
+    if not doc or "runs" not in doc:
+        raise SystemExit(f"netstick bench sensitivity: {out}: no record with runs to analyse")
+    body = {k: v for k, v in doc.items() if k not in ("schema", "benchmark", "provenance")}
+    # A record from before the key existed: the last night on file (read before it changes).
+    last = doc.get("last_night_mde_pct") or last_night_mde(
+        read_json(options.BENCH_DIR / "nightly.json")
+    )
+    body["last_night_mde_pct"] = last
+    body |= analyse(doc["runs"], n_nights, seed, last)
+    body["config"] = dict(body.get("config") or {}) | {"nights": n_nights, "seed": seed}
+    return record.write(out, "bench-sensitivity", body, prov=doc["provenance"], repo=REPO)
 
 
 def summary_text(doc: Mapping[str, Any]) -> str:
@@ -409,6 +526,7 @@ def summary_text(doc: Mapping[str, Any]) -> str:
             ),
             "RTT noise parts: " + json.dumps(doc["rtt_noise_parts"]),
             targets_text(doc["targets"]),
+            "\n".join(doc["shortfalls"]),
         ]
     )
 
@@ -420,6 +538,18 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nights", type=options.positive_int, default=NIGHTS,
                    help=f"nights drawn per comparison (default {NIGHTS})")  # fmt: skip
     p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument(
+        "--only",
+        type=options.names,
+        default=[],
+        help="measure only these conditions again, into the record at --out (e.g. "
+        "emu-0,emu-rtt5,emu-rtt10)",
+    )
+    p.add_argument(
+        "--reanalyse",
+        action="store_true",
+        help="measure nothing: analyse the runs of the record at --out again (e.g. more nights)",
+    )
     p.add_argument("--out", type=Path, default=options.BENCH_DIR / "sensitivity.json")
     p.add_argument("--raw-dir", type=Path, default=options.DATA / "bench-runs")
 
@@ -429,7 +559,11 @@ def main(args: argparse.Namespace) -> int:
     if why is not None:
         print(f"netstick bench sensitivity: callgrind cells cannot run: {why}", file=sys.stderr)
         return 2
-    doc = run(args.out, args.raw_dir, rounds=args.rounds, n_nights=args.nights, seed=args.seed)
+    if args.reanalyse:
+        doc = reanalyse(args.out, args.nights, args.seed)
+    else:
+        doc = run(args.out, args.raw_dir, rounds=args.rounds, n_nights=args.nights, seed=args.seed,
+                  only=args.only)  # fmt: skip
     print(summary_text(doc))
     print(f"results in {args.out}")
     return 0 if all(t["pass"] for t in doc["targets"]) else 1

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from monitors import perfcount
 from prototypes.contract import manifest as manifests
 from workflow.files import read_json, repo_relative, sha256_of
 from workflow.harness.environment import cpu_governor, cpu_model, git_commit, go_modules, run_tool
@@ -296,5 +297,7 @@ def collect_run(
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_governor": cpu_governor(),
+        # Whether instructions could be counted by the CPU here (monitors/perfcount.py).
+        "instruction_counter": perfcount.status(),
         "hostname": platform.node(),
     }

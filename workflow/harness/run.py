@@ -40,7 +40,7 @@ from prototypes.contract.processes import (
     tail,
 )
 from workflow.files import REPO, write_json
-from workflow.harness import benchlock, callgrind, placement, rundir, sandbox, traffic
+from workflow.harness import benchlock, callgrind, perfstat, placement, rundir, sandbox, traffic
 from workflow.harness import netprofiles as profiles
 from workflow.harness import pinning as pins
 from workflow.harness.builds import build_version
@@ -255,6 +255,7 @@ def _prepare(run: Run, repo: Path) -> _Plan:
     where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu)
     callgrind.check(run, where)
+    perfstat.check(run, where)
     if where.kind == "local":
         _hold_machine(run)
     try:
@@ -440,6 +441,7 @@ def _start_clients(run: Run, plan: _Plan, commands: _Commands, server: Child) ->
         run.net = traffic.start_net_monitor(run, plan.isolated, server.popen.pid)
         connected_ns = _await_connected(run, clients, run.cell)
         callgrind.switch(run, server, on=True)
+        perfstat.switch(run, server, on=True)
     run.meta["window_start_unix_ns"] = connected_ns
     return clients
 
@@ -464,6 +466,7 @@ def _measure(run: Run, server: Child, clients: list[Child]) -> None:
                 raise _client_failure(run, server, child, code)
     run.meta["window_end_unix_ns"] = time.time_ns()
     callgrind.switch(run, server, on=False)
+    perfstat.switch(run, server, on=False)
 
 
 def _client_failure(run: Run, server: Child, child: Child, code: int) -> RunFailure:

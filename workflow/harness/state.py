@@ -53,6 +53,7 @@ class Run:
     tmp: Path
     children: list[Child] = field(default_factory=list)
     sampler: Sampler | None = None
+    counter: Any = None  # the perf stat attached to the server in its window (perfstat.py)
     net: Any = None
     sandbox: Any = None
     phases: dict[str, float] = field(default_factory=dict)

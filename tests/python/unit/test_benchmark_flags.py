@@ -95,6 +95,11 @@ def test_check_cell_refuses_a_benchmark_flag_unless_planned_for_a_benchmark() ->
     # The clients never plant: refused there even for a benchmark.
     with pytest.raises(ValueError, match="extra_client_flags: '-plant-cpu-ns-per-msg' is not"):
         argv.check_cell(man, _cell(extra_client_flags=PLANTED), benchmark=True)
+    # The plant in iterations (for callgrind) is benchmark-only alike.
+    iterations = ["-plant-iterations-per-msg", "30"]
+    with pytest.raises(ValueError, match="'-plant-iterations-per-msg' is benchmark-only"):
+        argv.check_cell(man, _cell(extra_server_flags=iterations))
+    argv.check_cell(man, _cell(extra_server_flags=iterations), benchmark=True)
 
 
 def test_the_harness_builds_a_planted_servers_command() -> None:

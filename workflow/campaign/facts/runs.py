@@ -258,6 +258,13 @@ def hardware(runs: Sequence[layout.RawRun]) -> dict[str, Any]:
         "cpu_count": _distinct(v.get("cpu_count") for v in versions),
         "cpu_governor": _distinct(v.get("cpu_governor") for v in versions)
         or ["not exposed by the kernel"],
+        # Whether the CPU's instruction counter was there (monitors/perfcount.py); runs made
+        # before it was recorded say nothing.
+        "instruction_counter": _distinct(
+            "available" if c.get("available") else c.get("reason")
+            for c in (v.get("instruction_counter") or {} for v in versions)
+            if c
+        ),
         "hostnames": _distinct(r.host for r in ok),
         "placement": _distinct(((r.meta or {}).get("placement") or {}).get("kind") for r in ok),
         "isolation": _distinct((r.meta or {}).get("isolation") for r in ok),

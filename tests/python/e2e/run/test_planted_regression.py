@@ -1,15 +1,16 @@
 """A planted regression, measured through the harness with the real reference server: the N
 derived for 30 % more server CPU per message makes a planted server use roughly that much more
-CPU per message than an unplanted one at the same load, and its meta.json says what was planted."""
+CPU per message than an unplanted one at the same load, and its meta.json says what was planted;
+a plant in iterations adds instructions per message under callgrind."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from workflow.bench import plant
+from workflow.bench import noise, plant, sensitivity
 
-from support.marks import needs_reference_binary
+from support.marks import needs_reference_binary, needs_valgrind
 
 TARGET_PCT = 30.0
 DURATION_S = 4.0
@@ -48,3 +49,27 @@ def test_a_planted_server_does_the_planted_extra_cpu_per_message(tmp_path: Path)
         (Path(res.unplanted[-1].run_dir) / "logs" / "server.meta.json").read_text()
     )
     assert unplanted_meta["plant"] == {"cpu_ns_per_msg": 0}
+
+
+@needs_reference_binary
+@needs_valgrind
+def test_a_plant_in_iterations_adds_instructions_per_message_under_callgrind(
+    tmp_path: Path,
+) -> None:
+    # The sensitivity bench's instructions cell, one seed, unplanted and with 200 iterations per
+    # received message: callgrind counts the hash's instructions, whatever valgrind does to time.
+    plants = sensitivity.Plants(2700.0, 5.0, 100.0)
+    runs = {}
+    for name, plant_pct in (("cg-a", 0.0), ("cg-cpu", 37.0)):  # 37 % -> 200 iterations
+        c = sensitivity.Condition(name, "callgrind", plant_pct)
+        cell = sensitivity.cell_of(c, "r1", plants)
+        runs[name] = noise.run_once(cell, tmp_path / name)
+        assert runs[name]["ok"], runs[name].get("error")
+    assert plants.iterations(37.0) == 200
+    base, planted = (runs[n]["server_instr_per_msg"] for n in ("cg-a", "cg-cpu"))
+    # ~10-13 instructions per iteration, on the received share of the messages (about half at
+    # 20 active players): 200 iterations add roughly 1000-1300 per message.
+    assert 400 < planted - base < 3000, (base, planted)
+    meta = json.loads((Path(runs["cg-cpu"]["run_dir"]) / "logs" / "server.meta.json").read_text())
+    assert meta["plant"]["iterations_per_msg"] == 200 and meta["plant"]["cpu_ns_per_msg"] == 0
+    assert "-plant-iterations-per-msg" in meta["args"]
