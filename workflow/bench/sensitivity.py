@@ -21,8 +21,11 @@ the same way):
   calibration run) added to it: the planted RTT regressions, and beside lan the emulator's share
   of RTT's spread. The base delay is there because a delay of 0 forwards each frame at once on the
   emulator's receiving thread while any delay hands it to its sending thread, whose wake-up alone
-  added ~60 µs here (a first bench with emu-0 at no delay measured a "5 %" plant at +49 %): base
-  and plants must take the same path, so that the plant adds only its own delay.
+  added ~60 µs here (a first bench with emu-0 at no delay measured a "5 %" plant at +49 %), and it
+  is longer than that wake-up because a frame due before its sender wakes leaves when it wakes,
+  whatever its delay (with a base of 20 µs, plants of 9.6 and 19.2 µs measured +1.5 % and
+  +3.5 %): base and plants must take the same path and wait out their delays, so that the plant
+  adds only its own.
 
 Every planted size is measured from the pool (median planted / median unplanted, with its
 interval), never taken from the flag. sensitivity_nights.py then draws nights from the rounds and
@@ -65,7 +68,7 @@ ROUNDS = 12
 NIGHTS = 200
 SEED = 20
 CALIBRATION_ITERS = 400
-EMU_BASE_DELAY_US = 20.0  # one way, every emulated condition (see the module's doc)
+EMU_BASE_DELAY_US = 200.0  # one way, every emulated condition (see the module's doc)
 CPU_PLANTS = (3.0, 5.0, 10.0)
 RTT_PLANTS = (5.0, 10.0)
 RTT_METRICS = ("rtt_net_p50_us", "server_cpu_cores", "server_cpu_us_per_msg")
@@ -259,6 +262,7 @@ def detectable_table(
     before = {m: nights.spread_mde(pool.get(m, {}), "lan-seeds") for m in RTT_METRICS}
     instr = nights.detectable(pool.get(INSTR, {}), "cg-a", "cg-b")
     instr_before = nights.spread_mde(pool.get(INSTR, {}), "cg-seeds")
+    emulated = nights.spread_mde(pool.get("rtt_net_p50_us", {}), "emu-0")
     return [
         {
             "metric": "rtt_net_p50_us",
@@ -285,6 +289,19 @@ def detectable_table(
             "after_pct": instr["mde_pct"],
             "after_paired_pct": instr["mde_paired_pct"],
             **{f"spread_{k}": v for k, v in instr.items() if "log_sd" in k},
+        },
+        {
+            # The same RTT cell through the emulator with 200 µs one way: the noise is tens of
+            # µs whatever the RTT, so a longer round trip makes the same noise a smaller share.
+            "metric": "rtt_net_p50_us (through the emulator)",
+            "before_cell": None,
+            "before_pct": None,
+            "before_last_night_median_pct": None,
+            "after_cell": f"emulated, {EMU_BASE_DELAY_US:g} µs one way, 100 players, 12 s, "
+            "one seed, 6 v 6 in rounds",
+            "after_pct": emulated["mde_pct"],
+            "after_paired_pct": None,
+            "spread_log_sd": emulated["log_sd"],
         },
     ]
 

@@ -108,6 +108,6 @@ def test_the_plants_sizes_follow_the_calibration():
     emu = sensitivity.cell_of(sensitivity.Condition("emu-rtt10", "emulated", 10.0), "r1", plants)
     profile = emu["network_profile"]
     # The plant adds to the base delay every emulated condition has.
-    assert profile["force_emulator"] and profile["up"] == {"delay_ms": 0.032}
+    assert profile["force_emulator"] and profile["up"] == {"delay_ms": 0.212}
     base = sensitivity.cell_of(sensitivity.Condition("emu-0", "emulated"), "r1", plants)
-    assert base["network_profile"]["up"] == {"delay_ms": 0.02}
+    assert base["network_profile"]["up"] == {"delay_ms": 0.2}

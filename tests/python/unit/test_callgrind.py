@@ -105,4 +105,7 @@ def test_a_cell_asks_for_callgrind_and_is_another_cell_than_without() -> None:
     assert harness_callgrind.wanted(profiled) and not harness_callgrind.wanted(plain)
     assert layout.derive_cell_id(profiled) == layout.derive_cell_id(plain) + "-callgrind"
     with pytest.raises(cells.CellError, match="server_profiler"):
-        cells.validate({**doc, "server_profiler": "perf"})
+        cells.validate({**doc, "server_profiler": "gprof"})
+    # The CPU's own counter is the other profiler, another cell again.
+    counted = cells.validate({**doc, "server_profiler": "perf"})
+    assert layout.derive_cell_id(counted) == layout.derive_cell_id(plain) + "-perf"

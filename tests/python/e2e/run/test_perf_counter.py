@@ -41,7 +41,8 @@ def test_perf_attached_to_a_live_process_counts_until_sigint(tmp_path: Path) -> 
         assert sent <= time.time_ns()
         # ~5 ms sleeps for most of 0.6 s: dozens of switches at least, from the attach on.
         assert 20 < perfcount.read_count(tmp_path, "context-switches") < 2000
-        with pytest.raises(perfcount.PerfError, match="exited with -?[0-9]+ before the window closed"):
+        closed = r"exited with -?[0-9]+ before the window closed"
+        with pytest.raises(perfcount.PerfError, match=closed):
             perfcount.detach(perf)
     finally:
         target.kill()
