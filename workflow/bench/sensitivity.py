@@ -328,8 +328,11 @@ def shortfalls(
             "machine's scheduling of the players' and the server's threads on 2 shared vCPUs, "
             "since the prototype's own work per message varies "
             f"{_pct_of(parts.get('prototype_instr_log_sd'))} "
-            f"(instructions); a seed per run adds {_pct_of(parts.get('rtt_workload_log_sd'))}, "
-            f"the emulator {_pct_of(parts.get('emulator_log_sd'))} (emulated cells)."
+            f"(instructions), a seed per run adds {_pct_of(parts.get('rtt_workload_log_sd'))} "
+            f"and the emulator {_pct_of(parts.get('emulator_log_sd'))}. The noise is a number of "
+            f"µs rather than a share: {parts.get('lan_spread_us')} µs at lan's "
+            f"{parts.get('lan_median_us')} µs, {parts.get('emulated_spread_us')} µs at the "
+            f"emulated cell's {parts.get('emulated_median_us')} µs."
         )
     for key in ("planted_cpu5_confirmed_share", "planted_cpu10_confirmed_share"):
         if key in missed:

@@ -203,13 +203,23 @@ def noise_parts(pool: Pool, lan: Sequence[str], emulated: str) -> dict[str, Any]
     emu_vals = list(pool.get(emulated, {}).values())
     sd_lan, sd_emu = power.log_sd(lan_vals), power.log_sd(emu_vals)
     extra = math.sqrt(max(0.0, sd_emu**2 - sd_lan**2)) if math.isfinite(sd_emu + sd_lan) else None
+    lan_med = statistics.median(lan_vals) if lan_vals else None
+    emu_med = statistics.median(emu_vals) if emu_vals else None
     return {
         "lan_log_sd": round(sd_lan, 5) if math.isfinite(sd_lan) else None,
         "emulated_log_sd": round(sd_emu, 5) if math.isfinite(sd_emu) else None,
         "emulator_log_sd": round(extra, 5) if extra is not None else None,
-        "lan_median_us": statistics.median(lan_vals) if lan_vals else None,
-        "emulated_median_us": statistics.median(emu_vals) if emu_vals else None,
+        "lan_median_us": lan_med,
+        "emulated_median_us": emu_med,
+        # The spread in µs (log sd x median): whether the noise is a share of the RTT or a
+        # number of µs whatever the RTT.
+        "lan_spread_us": _us(sd_lan, lan_med),
+        "emulated_spread_us": _us(sd_emu, emu_med),
     }
+
+
+def _us(log_sd: float, median: float | None) -> float | None:
+    return round(log_sd * median, 1) if median is not None and math.isfinite(log_sd) else None
 
 
 def runs_needed(log_sd: float | None, target_pct: float) -> int | None:
