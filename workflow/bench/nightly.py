@@ -133,7 +133,11 @@ def run(out: Path, repo: Path) -> dict[str, Any]:
     effects = cell_effects(results)
     comps = versions.version_comparisons(results, METRICS, versions_only=True)
     found = night_versions(root, results)
-    mde = {m: [r["mde_ratio"] for r in effects if r["metric"] == m] for m in METRICS}
+    # Cells that do not measure a metric (instructions without callgrind) have no figure.
+    mde = {
+        m: [r["mde_ratio"] for r in effects if r["metric"] == m and r["mde_ratio"] is not None]
+        for m in METRICS
+    }
     measured = {
         "wall_s": round(wall_s, 1),
         "discovery_check_s": lock["check_s"],

@@ -469,7 +469,10 @@ def run(
     body: dict[str, Any] = {"config": config, "calibration": calibration, "complete": False}
     last_night = last_night_mde(read_json(options.BENCH_DIR / "nightly.json"))
     if previous is not None:
-        body, prov = _merged(previous, body, [c.name for c in measured]), previous["provenance"]
+        body, prov = (
+            merged_record(previous, body, [c.name for c in measured]),
+            previous["provenance"],
+        )
         last_night = previous.get("last_night_mde_pct") or last_night
         records = {c: list(r) for c, r in previous["runs"].items()} | records
     for k in range(1, rounds + 1):
@@ -485,7 +488,9 @@ def run(
     return record.write(out, "bench-sensitivity", body, prov=prov, repo=REPO)
 
 
-def _merged(previous: Mapping[str, Any], body: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def merged_record(
+    previous: Mapping[str, Any], body: dict[str, Any], names: list[str]
+) -> dict[str, Any]:
     """The record's body with conditions `names` about to be measured again: their cells and
     this calibration's sizes replace the old ones, the earlier measurement is kept under
     `remeasured` (what was measured when, and where its runs are)."""

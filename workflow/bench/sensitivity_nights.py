@@ -203,8 +203,8 @@ def noise_parts(pool: Pool, lan: Sequence[str], emulated: str) -> dict[str, Any]
     emu_vals = list(pool.get(emulated, {}).values())
     sd_lan, sd_emu = power.log_sd(lan_vals), power.log_sd(emu_vals)
     extra = math.sqrt(max(0.0, sd_emu**2 - sd_lan**2)) if math.isfinite(sd_emu + sd_lan) else None
-    lan_med = statistics.median(lan_vals) if lan_vals else None
-    emu_med = statistics.median(emu_vals) if emu_vals else None
+    lan_med = round(statistics.median(lan_vals), 1) if lan_vals else None
+    emu_med = round(statistics.median(emu_vals), 1) if emu_vals else None
     return {
         "lan_log_sd": round(sd_lan, 5) if math.isfinite(sd_lan) else None,
         "emulated_log_sd": round(sd_emu, 5) if math.isfinite(sd_emu) else None,

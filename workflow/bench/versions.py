@@ -95,9 +95,13 @@ def version_comparisons(
 
 def comparisons_text(rows: Sequence[dict[str, Any]]) -> str:
     """One line per comparison for the terminal: ratio b/a with its interval and verdict."""
+
+    def f(x: float | None) -> str:
+        return "—" if x is None else f"{x:.3f}"  # a comparison without enough runs
+
     return "\n".join(
-        f"{r['a']} -> {r['b']} {r['metric']}: {r['ratio_b_over_a']:.3f} "
-        f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] {r['verdict']}"
+        f"{r['a']} -> {r['b']} {r['metric']}: {f(r['ratio_b_over_a'])} "
+        f"[{f(r['ci_low'])}, {f(r['ci_high'])}] {r['verdict']}"
         for r in rows
     )
 

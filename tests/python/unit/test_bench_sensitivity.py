@@ -111,3 +111,22 @@ def test_the_plants_sizes_follow_the_calibration():
     assert profile["force_emulator"] and profile["up"] == {"delay_ms": 0.212}
     base = sensitivity.cell_of(sensitivity.Condition("emu-0", "emulated"), "r1", plants)
     assert base["network_profile"]["up"] == {"delay_ms": 0.2}
+
+
+def test_conditions_measured_again_replace_their_cells_and_the_record_says_when() -> None:
+    previous = {
+        "schema": 1, "benchmark": "bench-sensitivity", "provenance": {"git": {}},
+        "config": {"cells": {"lan-a": {"x": 1}, "emu-0": {"delay": "old"}}},
+        "calibration": {"delay_us": {"5": 5.8}}, "runs": {}, "raw": "old-raw", "complete": True,
+    }  # fmt: skip
+    body = {
+        "config": {"cells": {"emu-0": {"delay": "new"}}},
+        "calibration": {"delay_us": {"5": 16.6}},
+    }
+    merged = sensitivity.merged_record(previous, body, ["emu-0"])
+    assert merged["config"]["cells"] == {"lan-a": {"x": 1}, "emu-0": {"delay": "new"}}
+    (again,) = merged["remeasured"]
+    assert again["conditions"] == ["emu-0"] and again["replaced_raw"] == "old-raw"
+    assert again["calibration"]["delay_us"] == {"5": 16.6} and merged["complete"] is False
+    assert merged["calibration"] == {"delay_us": {"5": 5.8}}  # the other conditions' sizes
+    assert "provenance" not in merged and "schema" not in merged
