@@ -157,7 +157,7 @@ def decide(
                 "effect_threshold": threshold,
                 # What tonight could see in this cell: the change its runs against the
                 # baseline's detect with 80 % power at the 5 % level (stats.power).
-                "detectable_ratio": num(_detectable(baseline_runs, tonight_runs, v.cell_id)),
+                "detectable_ratio": num(_detectable(baseline_runs, tonight_runs, v.cell_id, metric)),
                 "suspected": v.verdict == regress.REGRESSION and beyond and spread is not None,
                 "confirmed": None,
             }
@@ -166,9 +166,8 @@ def decide(
     return doc
 
 
-def _detectable(baseline: pl.DataFrame, tonight: pl.DataFrame, cell: str) -> float:
+def _detectable(baseline: pl.DataFrame, tonight: pl.DataFrame, cell: str, metric: str) -> float:
     """The minimum detectable ratio of one cell's runs tonight against its baseline runs."""
-    metric = baseline.columns[-1]  # _runs_of's tables: cell_id, status, the metric
     sides = [t.filter(pl.col("cell_id") == cell)[metric].to_numpy() for t in (baseline, tonight)]
     return power.two_sample_mde(*sides)
 
