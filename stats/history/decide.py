@@ -157,7 +157,9 @@ def decide(
                 "effect_threshold": threshold,
                 # What tonight could see in this cell: the change its runs against the
                 # baseline's detect with 80 % power at the 5 % level (stats.power).
-                "detectable_ratio": num(_detectable(baseline_runs, tonight_runs, v.cell_id, metric)),
+                "detectable_ratio": num(
+                    _detectable(baseline_runs, tonight_runs, v.cell_id, metric)
+                ),
                 "suspected": v.verdict == regress.REGRESSION and beyond and spread is not None,
                 "confirmed": None,
             }
