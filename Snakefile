@@ -109,7 +109,21 @@ def _campaign_targeted():
     return not targets or not targets <= _OTHER_TARGETS
 
 
+def _no_local_rate_limit():
+    """Locally, no job-rate limit. Snakemake's (--max-jobs-per-timespan, default 100/1s) ends
+    every scheduling round by arming a timer that starts another round a second later, so each
+    finished job adds a chain of rounds that never stops, each solving the job selection over the
+    runs still waiting (Snakemake 9.27). In a 168-run night that was 0.8 of this machine's 2
+    cores beside every later run's window (others_cpu_cores, stats/interference.py). Local jobs
+    are limited by `bench`; without the limit the scheduler wakes only when a job ends. On a
+    cluster the limit protects the batch system, and Snakemake's CPU is not on a measured node.
+    The scheduler exists from onstart on (its settings are given after the Snakefile is read)."""
+    if config["cluster"] == "none" and hasattr(workflow.scheduler, "job_rate_limiter"):
+        workflow.scheduler.job_rate_limiter = None
+
+
 onstart:
+    _no_local_rate_limit()
     if not _campaign_targeted():
         return
     print(progress.describe_plan(PLAN), file=sys.stderr)

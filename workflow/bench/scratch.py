@@ -117,6 +117,7 @@ def popen(
     campaign: str | Path | None,
     *extra: str,
     config: Sequence[str] = (),
+    targets: Sequence[str | Path] = (),
     log: Path | None = None,
 ) -> subprocess.Popen[str]:
     """Start Snakemake (see argv) without waiting, in its own process group (so a caller can
@@ -125,7 +126,7 @@ def popen(
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(log.open("w")) if log is not None else subprocess.PIPE
         return subprocess.Popen(
-            argv(root, campaign, *extra, config=config),
+            argv(root, campaign, *extra, config=config, targets=targets),
             cwd=REPO,
             stdout=out,
             stderr=subprocess.STDOUT,

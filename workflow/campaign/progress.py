@@ -402,6 +402,7 @@ class Monitor:
         self._thread = threading.Thread(target=self._loop, name="netstick-progress", daemon=True)
         self._paths = [layout.record_path(plan.name, r.cell_id, r.run_id, raw) for r in plan.runs]
         self._estimates = [r.estimate_s() for r in plan.runs]
+        self._seen: dict[Path, tuple[tuple[int, int], bool]] = {}
         self._initial_est = sum(
             e for e, p in zip(self._estimates, self._paths, strict=True) if p.is_file()
         )
@@ -418,21 +419,36 @@ class Monitor:
         print(self.line(), file=self.out, flush=True)
         return time.monotonic() - self.started
 
-    def _done(self) -> tuple[int, int]:
-        done = failed = 0
+    def _status(self) -> list[bool | None]:
+        """Per planned run: None (no record yet), True (its last attempt failed) or False (ok).
+        A record is read again only when it changed (a retry replaces a failed one): the
+        monitor polls inside Snakemake beside the measured runs, so a poll costs a stat per
+        run, not a read of every finished record."""
+        out: list[bool | None] = []
         for p in self._paths:
-            if p.is_file():
-                done += 1
+            try:
+                st = p.stat()
+            except OSError:
+                out.append(None)
+                continue
+            seen = self._seen.get(p)
+            version = (st.st_ino, st.st_mtime_ns)
+            if seen is None or seen[0] != version:
                 rec = read_json(p)
-                if rec is not None and rec.get("status") != "ok":
-                    failed += 1
-        return done, failed
+                seen = (version, rec is not None and rec.get("status") != "ok")
+                self._seen[p] = seen
+            out.append(seen[1])
+        return out
+
+    def _done(self, status: Sequence[bool | None]) -> tuple[int, int]:
+        return sum(s is not None for s in status), sum(s is True for s in status)
 
     def line(self) -> str:
-        done, failed = self._done()
+        status = self._status()
+        done, failed = self._done(status)
         total = len(self._paths)
         elapsed = time.monotonic() - self.started
-        finished = [p.is_file() for p in self._paths]
+        finished = [s is not None for s in status]
         done_est = sum(e for e, f in zip(self._estimates, finished, strict=True) if f)
         left_est = sum(e for e, f in zip(self._estimates, finished, strict=True) if not f)
         session_est = done_est - self._initial_est
@@ -449,7 +465,7 @@ class Monitor:
     def _loop(self) -> None:
         last_done, last_print = -1, 0.0
         while not self._stop.wait(self.poll_s):
-            done = self._done()[0]
+            done = self._done(self._status())[0]
             now = time.monotonic()
             if done != last_done or now - last_print >= self.every_s:
                 print(self.line(), file=self.out, flush=True)

@@ -40,7 +40,7 @@ from prototypes.contract.processes import (
     tail,
 )
 from workflow.files import REPO, write_json
-from workflow.harness import benchlock, callgrind, perfstat, placement, rundir, sandbox, traffic
+from workflow.harness import benchlock, placement, profiler, rundir, sandbox, traffic
 from workflow.harness import netprofiles as profiles
 from workflow.harness import pinning as pins
 from workflow.harness.builds import build_version
@@ -85,7 +85,7 @@ class _Commands:
     server: list[str]
     clients: list[list[str]]
     env: dict[str, str]
-    server_env: dict[str, str]  # env, and what a profiler needs (workflow.harness.callgrind)
+    server_env: dict[str, str]  # env, and what a profiler needs (workflow.harness.profiler)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -254,8 +254,7 @@ def _prepare(run: Run, repo: Path) -> _Plan:
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
     where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu)
-    callgrind.check(run, where)
-    perfstat.check(run, where)
+    profiler.check(run, where)
     if where.kind == "local":
         _hold_machine(run)
     try:
@@ -379,7 +378,7 @@ def _commands(run: Run, plan: _Plan, repo: Path, address: _Address) -> _Commands
     run.counts["client_processes"] = len(client_argvs)
     run.counts["players_expected"] = cell["players"]
     env = argvs.process_env(man, os.environ)
-    return _Commands(server_argv, client_argvs, env, callgrind.environment(run, env))
+    return _Commands(server_argv, client_argvs, env, profiler.environment(run, env))
 
 
 def _start_server(run: Run, plan: _Plan, commands: _Commands) -> Child:
@@ -390,7 +389,7 @@ def _start_server(run: Run, plan: _Plan, commands: _Commands) -> Child:
             server = spawn(
                 "server",
                 _prefixed(run, plan.where, "server", 0, "server")
-                + callgrind.prefix(run)
+                + profiler.prefix(run)
                 + commands.server,
                 run.tmp,
                 env=commands.server_env,
@@ -440,8 +439,7 @@ def _start_clients(run: Run, plan: _Plan, commands: _Commands, server: Child) ->
         run.sampler = Sampler(pids, run.tmp / MONITOR_CSV, run.cell["sample_interval_s"]).start()
         run.net = traffic.start_net_monitor(run, plan.isolated, server.popen.pid)
         connected_ns = _await_connected(run, clients, run.cell)
-        callgrind.switch(run, server, on=True)
-        perfstat.switch(run, server, on=True)
+        profiler.switch(run, server, on=True)
     run.meta["window_start_unix_ns"] = connected_ns
     return clients
 
@@ -465,8 +463,7 @@ def _measure(run: Run, server: Child, clients: list[Child]) -> None:
             if code != 0:
                 raise _client_failure(run, server, child, code)
     run.meta["window_end_unix_ns"] = time.time_ns()
-    callgrind.switch(run, server, on=False)
-    perfstat.switch(run, server, on=False)
+    profiler.switch(run, server, on=False)
 
 
 def _client_failure(run: Run, server: Child, child: Child, code: int) -> RunFailure:

@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from prototypes.contract.processes import Child, signal_group, terminate
-from workflow.harness import perfstat, placement, traffic
+from workflow.harness import placement, profiler, traffic
 from workflow.harness.state import GROUP_GONE_S, Run
 
 SRUN_TASK_EXIT = re.compile(r"srun: error: \S+: task \d+: Exited with exit code (\d+)")
@@ -71,7 +71,7 @@ def record_exits(run: Run) -> None:
 
 def cleanup(run: Run) -> list[str]:
     """Stop everything the run started; returns what could not be removed."""
-    perfstat.release(run)  # before the server it counts is stopped
+    profiler.release(run)  # before the server it counts is stopped
     problems = _stop_children(run)
     if run.sampler is not None:
         try:

@@ -3,7 +3,10 @@ the runs of this session (runs measured earlier took none of its wall time)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+
+import pytest
 
 from workflow import layout
 from workflow.campaign import expand as campaigns
@@ -130,3 +133,30 @@ def test_a_final_attempt_that_left_no_directory_shows_the_records_cause(tmp_path
     [f] = progress.summarize(plan, raw)["failed"]
     assert (f["reason"], f["exit_code"], f["attempts"], f["stderr"]) == ("run_busy", None, 2, [])
     assert f["summary"] == busy
+
+
+def test_monitor_counts_runs_and_rereads_only_a_changed_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The monitor polls every second inside Snakemake, beside the measured runs: a finished
+    # record is read once, and again only when a retry replaces it.
+    manifest = wr.fake_manifest(tmp_path / "proto")
+    plan = campaigns.plan(str(wr.campaign_file(tmp_path, "poll", manifest, repetitions=2)))
+    raw = tmp_path / "raw"
+    first, second = (layout.record_path(plan.name, r.cell_id, r.run_id, raw) for r in plan.runs)
+    reads: list[Path] = []
+    read = progress.read_json
+    monkeypatch.setattr(progress, "read_json", lambda p: reads.append(p) or read(p))
+    monitor = progress.Monitor(plan, raw, out=io.StringIO())
+    assert f": 0/{len(plan.runs)} runs (0%)" in monitor.line()
+
+    write_json(first, {"status": "failed"})
+    write_json(second, {"status": "ok"})
+    assert "2/2 runs (100%), 1 failed," in monitor.line()
+    assert "2/2 runs (100%), 1 failed," in monitor.line()
+    assert sorted(reads) == sorted([first, second])
+
+    write_json(first, {"status": "ok"})  # the retry succeeded
+    line = monitor.line()
+    assert "2/2 runs (100%), elapsed" in line and "failed" not in line
+    assert reads[2:] == [first]

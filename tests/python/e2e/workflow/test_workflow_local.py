@@ -4,6 +4,7 @@ failures, survives a hard kill, and ends with a table, a page and a summary."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -188,6 +189,32 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     plan = campaigns.plan(camp)
     assert {f"{r['cell_id']}/{r['run_id']}" for r in recs} == set(plan.by_key)
     assert leftovers.sandboxes(sandboxes_before) == [], "the killed run left a namespace behind"
+
+
+def test_scheduler_adds_no_thread_per_finished_run(tmp_path: Path) -> None:
+    # Snakemake's job-rate limit arms a timer (a thread) at the end of every scheduling round
+    # that starts another round: a chain per finished job, each re-solving the job selection
+    # every second beside the later runs' windows. Locally the Snakefile lifts the limit
+    # (_no_local_rate_limit), so Snakemake's threads stay as many however many runs finished.
+    manifest = wr.fake_manifest(tmp_path / "proto")
+    camp = wr.campaign_file(tmp_path, "wf-idle", manifest, repetitions=8)
+    raw = tmp_path / "data" / "raw" / "wf-idle"
+    runs_csv = tmp_path / "data" / "results" / "wf-idle" / "runs.csv"
+    log = tmp_path / "snakemake.log"
+    proc = scratch.popen(tmp_path, camp, targets=[runs_csv], log=log)
+    threads_by_done: dict[int, int] = {}
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and time.monotonic() < deadline:
+        done = len(scratch.records(raw))
+        with contextlib.suppress(OSError):
+            n = len(os.listdir(f"/proc/{proc.pid}/task"))
+            threads_by_done[done] = max(n, threads_by_done.get(done, 0))
+        time.sleep(0.1)
+    assert proc.wait(timeout=60) == 0, log.read_text()[-4000:]
+    assert len(scratch.records(raw)) == 8
+    early = max(n for d, n in threads_by_done.items() if d <= 1)
+    late = max(n for d, n in threads_by_done.items() if 6 <= d < 8)
+    assert late <= early + 1, threads_by_done
 
 
 def test_prototype_built_by_its_manifest_then_measured_in_one_start(tmp_path: Path) -> None:
