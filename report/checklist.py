@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from report import badges
+from report import badges, transports
 from workflow.files import read_json, sha256_of, write_json
 
 ARTIFACT_SCHEMA = 1
@@ -240,6 +240,7 @@ def _prototype_rows(p: dict[str, Any]) -> list[dict[str, str]]:
     rows += [
         ("libraries (manifest)", _versions_words(p["library_versions"])),
         ("libraries (reported by the processes)", _versions_words(p["reported_library_versions"])),
+        *transports.rows(p),
         (
             "lock files",
             "; ".join(f"{lf['path']} (sha256 {_join(lf['sha256'])})" for lf in p["lock_files"])

@@ -28,6 +28,7 @@ SHOWN: dict[str, tuple[str, float]] = {
     "cores": ("cores", 1.0),
     "bytes": ("MiB", 2.0**20),
     "bytes/s": ("KiB/s", 2.0**10),
+    "packets/s": ("packets/s", 1.0),
     "players": ("players", 1.0),
     "ratio": ("ratio", 1.0),
     "fraction": ("fraction", 1.0),

@@ -45,6 +45,9 @@ METRICS = (
     ("server_rss_bytes", "server RSS", "bytes"),
     ("server_tx_bytes_per_s", "server send", "bytes/s"),
     ("server_rx_bytes_per_s", "server receive", "bytes/s"),
+    ("server_tx_packets_per_s", "server packets sent", "packets/s"),
+    ("server_rx_packets_per_s", "server packets received", "packets/s"),
+    ("connect_s", "connect time", "s"),
 )
 # Metrics compared between transports and versions (comparisons.parquet).
 COMPARED_METRICS = (
@@ -125,16 +128,27 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
+def _options_label(options_json: str | None) -> str:
+    """Transport options (a JSON object) as in cell ids: " t.key=value" each, "" for none."""
+    options = json.loads(options_json) if options_json else {}
+    return "".join(f" t.{k}={v}" for k, v in sorted(options.items()))
+
+
 def _with_variant(runs: pl.DataFrame) -> pl.DataFrame:
-    """A `_variant` column: the transport, or transport@version for another library version
-    than the pinned one, so that two versions of one transport are never pooled."""
+    """A `_variant` column: the transport as measured (with its variant, enet+merged-acks, and
+    the campaign's transport options), then @version for another library version than the
+    pinned one, so that neither two versions nor two tunings of one transport are pooled."""
+    label = pl.col("transport").cast(pl.String)
+    if "transport_options" in runs.columns:
+        options = pl.col("transport_options").map_elements(_options_label, return_dtype=pl.String)
+        label = pl.concat_str([label, options])
     if "library_version" not in runs.columns:
-        return runs.with_columns(_variant=pl.col("transport").cast(pl.String))
+        return runs.with_columns(_variant=label)
     version = pl.col("library_version").cast(pl.String).fill_null("pinned")
     return runs.with_columns(
         _variant=pl.when(version == "pinned")
-        .then(pl.col("transport").cast(pl.String))
-        .otherwise(pl.concat_str([pl.col("transport").cast(pl.String), pl.lit("@"), version]))
+        .then(label)
+        .otherwise(pl.concat_str([label, pl.lit("@"), version]))
     )
 
 

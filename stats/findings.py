@@ -18,6 +18,7 @@ LEVEL: Final = 0.95
 UNITS: Final = (
     "us", "ms", "s", "us/player", "ms/player", "cores", "cores/player", "bytes", "bytes/s",
     "MiB/player", "MiB/s", "players", "ratio", "fraction", "count", "us/msg", "instr/msg",
+    "packets/s",
 )  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,10 +117,17 @@ def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
     )
 
 
+def connect_s(meta: Mapping[str, Any]) -> float | None:
+    """Seconds until every player of the run connected: the slowest client process's
+    connect_s in meta.json (each process connects its own players at the same time)."""
+    times = [s for s in (meta.get("connect_s") or {}).values() if isinstance(s, int | float)]
+    return round(max(times), 3) if times else None
+
+
 def measure(data: RunData) -> dict[str, Any]:
     """The per-run numbers of one ok run, over its measurement window."""
     meta, window, rtt = data.meta, data.window, data.rtt
-    row: dict[str, Any] = {"overhead_s": meta.get("overhead_s")}
+    row: dict[str, Any] = {"overhead_s": meta.get("overhead_s"), "connect_s": connect_s(meta)}
     row["slurm_job_id"] = (meta.get("job") or {}).get("slurm_job_id")
     row["bad_rows"] = sum(rtt.bad_rows.values())
     kinds = summarize_by_kind(
@@ -161,6 +168,9 @@ def measure(data: RunData) -> dict[str, Any]:
         # (joins, leaves) is small next to it and is what the papers' totals include too.
         row["server_rx_bytes_per_s"] = round(totals.get("rx_bytes", 0) / window_s, 1)
         row["server_tx_bytes_per_s"] = round(totals.get("tx_bytes", 0) / window_s, 1)
+        # Datagrams (or segments) each way: what an acknowledgement scheme changes.
+        row["server_rx_packets_per_s"] = round(totals.get("rx_packets", 0) / window_s, 1)
+        row["server_tx_packets_per_s"] = round(totals.get("tx_packets", 0) / window_s, 1)
     if data.players_connected is not None:
         row["players_connected_max"] = max(data.players_connected, default=None)
     row.update(_per_message(data))
@@ -236,7 +246,8 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
         "library_version": version,
         "library": library,
         "library_release": pinned if version == "pinned" else version,
-        "transport": cell["transport"],
+        "transport": layout.transport_label(cell),
+        "variant": cell.get("variant"),
         "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
         "players": cell["players"],
         "workload": cell["workload"],

@@ -47,8 +47,15 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
         pl.String(),
         "the library version measured, pinned resolved to the manifest's version",
     ),
-    "transport": (pl.String(), "transport"),
-    "transport_options": (pl.String(), "transport options, JSON object"),
+    "transport": (
+        pl.String(),
+        "transport as measured: its name, +<variant> for a named tuning (enet+merged-acks)",
+    ),
+    "variant": (
+        pl.String(),
+        "the named tuning of the transport (its manifest's transports.variants), empty: stock",
+    ),
+    "transport_options": (pl.String(), "transport options the campaign set, JSON object"),
     "players": (pl.Int64(), "players (connections) in the run"),
     "workload": (pl.String(), "workload name"),
     "params": (pl.String(), "workload parameters, JSON object"),
@@ -87,7 +94,19 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "client_rss_bytes": (pl.Int64(), "sum of the client processes' peak resident memory, bytes"),
     "server_rx_bytes_per_s": (pl.Float64(), "server's received bytes over the window's length"),
     "server_tx_bytes_per_s": (pl.Float64(), "server's sent bytes over the window's length"),
+    "server_rx_packets_per_s": (
+        pl.Float64(),
+        "packets (datagrams, segments) the server received over the window's length",
+    ),
+    "server_tx_packets_per_s": (
+        pl.Float64(),
+        "packets (datagrams, segments) the server sent over the window's length",
+    ),
     "players_connected_max": (pl.Int64(), "most players the server saw connected at once"),
+    "connect_s": (
+        pl.Float64(),
+        "seconds until every player was connected (the slowest client process's connect_s)",
+    ),
     "server_cpu_us_per_msg": (
         pl.Float64(),
         "server's CPU µs per application message (msgs_in + msgs_out of server.ticks.csv) between "

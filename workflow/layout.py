@@ -96,6 +96,13 @@ def work_dirs(out: Path) -> list[tuple[Path, int]]:
     return found
 
 
+def transport_label(cell: Mapping[str, Any]) -> str:
+    """The transport as a cell measures it: its name, and +<variant> for a named tuning of it
+    (enet+merged-acks), never to be pooled with the stock transport."""
+    variant = cell.get("variant")
+    return f"{cell['transport']}+{variant}" if variant else str(cell["transport"])
+
+
 def derive_cell_id(cell: Mapping[str, Any]) -> str:
     """A readable id for the cell, stable across repetitions (run_id and seed excluded).
 
@@ -111,7 +118,7 @@ def derive_cell_id(cell: Mapping[str, Any]) -> str:
     parts = [proto]
     if cell.get("library_version", "pinned") != "pinned":
         parts.append(str(cell["library_version"]))
-    parts += [cell["transport"], f"p{cell['players']}", cell["workload"]]
+    parts += [transport_label(cell), f"p{cell['players']}", cell["workload"]]
     parts += [f"{k}={v}" for k, v in sorted(cell["params"].items())]
     parts += [f"t.{k}={v}" for k, v in sorted(cell["transport_options"].items())]
     parts += [profile, f"d{cell['duration_s']:g}"]

@@ -26,11 +26,13 @@ _FLAG_RE = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)(=.*)?")
 
 
 def param_args(cell: Mapping[str, Any]) -> list[str]:
-    """-param key=value per workload parameter, then -param t.key=value per transport option."""
+    """-param key=value per workload parameter, then -param t.key=value per transport option:
+    the variant's (variant_options), then the campaign's."""
     out: list[str] = []
     for key, value in cell.get("params", {}).items():
         out += ["-param", f"{key}={arg_text(value)}"]
-    for key, value in cell.get("transport_options", {}).items():
+    options = {**cell.get("variant_options", {}), **cell.get("transport_options", {})}
+    for key, value in options.items():
         out += ["-param", f"t.{key}={arg_text(value)}"]
     return out
 

@@ -73,6 +73,26 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Variant:
+    """A named tuning of a transport beyond the library's public API and documented options
+    (an entry of a transport's `variants`): <transport>+<name> in a campaign."""
+
+    name: str
+    description: str
+    options: Mapping[str, str]  # the transport options that switch it on
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A setting the binding makes that differs from the library's own default."""
+
+    value: str
+    library_default: str
+    description: str
+    option: str | None = None  # the transport option that changes it
+
+
+@dataclass(frozen=True, slots=True)
 class Transport:
     """One transport a prototype offers (an entry of `transports`)."""
 
@@ -85,6 +105,8 @@ class Transport:
     server_lost_s: float = 10.0
     # Whether the reliable channel delivers in send order; None: the manifest does not say.
     reliable_ordered: bool | None = None
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    settings: Mapping[str, Setting] = field(default_factory=dict)
 
 
 # The version a campaign names for the build `executable` is (the one `build` makes).
@@ -271,6 +293,26 @@ def _check_template(
     return problems
 
 
+def _variant_problems(key: str, t: Mapping[str, Any]) -> list[str]:
+    """A transport's variants have unique names, and a setting's option is one the transport or
+    one of its variants takes."""
+    problems = []
+    names = [v["name"] for v in t.get("variants", [])]
+    for j, name in enumerate(names):
+        if name in names[:j]:
+            problems.append(f"key {key}.variants.{j}.name: {name!r} repeats an earlier variant")
+    takes = set(t.get("options", {}))
+    takes |= {k for v in t.get("variants", []) for k in v["options"]}
+    for name, setting in t.get("settings", {}).items():
+        if "option" in setting and setting["option"] not in takes:
+            problems.append(
+                f"key {key}.settings.{name}.option: {setting['option']!r} is neither an option "
+                f"nor a variant's option of {t['name']}; expected one of "
+                f"{', '.join(sorted(takes)) or '(none)'}"
+            )
+    return problems
+
+
 def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
     """What the schema cannot say: unique names, template placeholders."""
     problems = []
@@ -278,6 +320,8 @@ def _semantic_problems(doc: Mapping[str, Any]) -> list[str]:
     for i, name in enumerate(names):
         if name in names[:i]:
             problems.append(f"key transports.{i}.name: {name!r} repeats an earlier transport")
+    for i, t in enumerate(doc["transports"]):
+        problems += _variant_problems(f"transports.{i}", t)
     required_server: tuple[str, ...] = REQUIRED_SERVER
     required_client: tuple[str, ...] = REQUIRED_CLIENT
     if len(names) > 1:  # with one transport the prototype's default may be the only one
@@ -366,6 +410,14 @@ def parse(doc: object, path: Path | str) -> Manifest:
                 options=dict(t.get("options", {})),
                 server_lost_s=float(t.get("server_lost_s", lost_default)),
                 reliable_ordered=t.get("reliable_ordered"),
+                variants={
+                    v["name"]: Variant(v["name"], v["description"], dict(v["options"]))
+                    for v in t.get("variants", [])
+                },
+                settings={
+                    k: Setting(v["value"], v["library_default"], v["description"], v.get("option"))
+                    for k, v in t.get("settings", {}).items()
+                },
             )
             for t in doc["transports"]
         ),

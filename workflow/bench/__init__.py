@@ -25,6 +25,8 @@ BENCHES: dict[str, str] = {
     "nightly": "one real night of the nightly campaign: wall time, detectable effects, "
     "versions compared",
     "versions": "two published versions of kcp-go and quic-go side by side: ratios with intervals",
+    "variants": "each transport as its users get it against its named tunings (enet+merged-acks, "
+    "...): RTT, CPU, packets, connect time under loss",
     "history": "identical nights raise no alarm; a night with emulated delay is flagged and "
     "confirmed",
     "noise": "identical runs of one cell: spread and detectable change per metric, callgrind's "

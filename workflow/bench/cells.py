@@ -15,7 +15,7 @@ import shlex
 import statistics
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ FROM_RUNS_TABLE = {
     "server_players_max": "players_connected_max",
     "isolation": "isolation",
     "overhead_s": "overhead_s",
+    "connect_s": "connect_s",
 }
 # Summarised over repetitions by their median (single runs on two shared cores vary).
 MEDIAN_METRICS = (
@@ -137,13 +138,6 @@ def measure(data: runs_table.RunData) -> dict[str, Any]:
     return row
 
 
-def connect_s(meta: Mapping[str, Any]) -> float | None:
-    """Seconds until every player of the run connected: the slowest client process's
-    connect_s (each process connects its own players at the same time)."""
-    times = [s for s in (meta.get("connect_s") or {}).values() if s is not None]
-    return max(times, default=None)
-
-
 def _read_ok(run_dir: Path) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """An ok run's meta.json and numbers, each file read once; (None, its read_error) when the
     run could not be read."""
@@ -178,7 +172,6 @@ def run_record(cell: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
         rec["players_per_client_core"] = (
             cell["players"] / cores if rec["ok"] and cores is not None and cores > 0 else None
         )
-        rec["connect_s"] = connect_s(meta)
     window = Window.of(meta)
     commands = meta.get("commands") or {}
     rec.update(

@@ -139,6 +139,7 @@ def complete(
     root: Path,
     campaign: str | Path,
     *extra: str,
+    config: Sequence[str] = (),
     targets: Sequence[str | Path] = (),
     timeout_s: float = 3600,
     env: Mapping[str, str] | None = None,
@@ -148,7 +149,7 @@ def complete(
     failure raises RuntimeError with the log's last lines. env: as run's (a bench's planted
     campaign: workflow.campaign.benchmark.bench_env(root))."""
     t0 = time.monotonic()
-    res = run(root, campaign, *extra, targets=targets, timeout_s=timeout_s, env=env)
+    res = run(root, campaign, *extra, config=config, targets=targets, timeout_s=timeout_s, env=env)
     wall_s = time.monotonic() - t0
     log = root / "snakemake.log"
     log.write_text(res.stdout + res.stderr)

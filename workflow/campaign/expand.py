@@ -26,6 +26,8 @@ from prototypes.contract.schema_errors import schema_error_line
 from prototypes.contract.upstream_lock import UPSTREAM
 from workflow import layout
 from workflow.campaign import order as run_order
+from workflow.campaign import transports
+from workflow.campaign.errors import CampaignError
 from workflow.campaign.executables import (
     UNITY_PROTOTYPES,
     available_prototypes,
@@ -64,10 +66,6 @@ EXPANDED_KEYS = frozenset(
 RUN_OVERHEAD_S = 1.2
 CONNECT_S_PER_PLAYER = 0.002
 CAMPAIGN_FIXED_S = 30.0  # Snakemake's start, the build check, ingest and report
-
-
-class CampaignError(ValueError):
-    """A campaign is invalid; the message names the file and the key and what was expected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,23 +235,14 @@ def _param_axes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
 
 
-def _transport_entries(proto: Mapping[str, Any]) -> list[tuple[str, dict[str, str], str | None]]:
-    out = []
-    for t in proto["transports"]:
-        if isinstance(t, str):
-            out.append((t, {}, None))
-        else:
-            out.append((t["name"], dict(t.get("options", {})), t.get("label")))
-    return out
-
-
 def _versions_of(
-    proto: Mapping[str, Any], entries: list[tuple[str, dict[str, str], str | None]], key: str
+    proto: Mapping[str, Any], entries: list[transports.Entry], key: str
 ) -> dict[str, tuple[list[str], str]]:
     """Transport name -> (its versions, their key path) from a prototypes entry's `versions`: a
-    list for every transport, or an object per transport (those not named run pinned)."""
+    list for every transport, or an object per transport (those not named run pinned; a
+    transport's variants run the transport's versions)."""
     spec = proto.get("versions", [PINNED])
-    names = [t for t, _, _ in entries]
+    names = [e.name for e in entries]
     if isinstance(spec, list):
         return {t: (list(spec), "versions") for t in names}
     for tname in spec:
@@ -525,25 +514,6 @@ def _prototype_manifest(
     return mpath, None, absent
 
 
-def _check_transport(
-    man: manifests.Manifest, where: str, key: str, proto_name: str, tname: str, topts: Any
-) -> None:
-    """The transport and its options must be the manifest's. key: prototypes.<i>.transports.<j>."""
-    if tname not in man.transport_names:
-        raise CampaignError(
-            f"{where}: key {key}: {tname!r} is not a transport of {proto_name}; expected one "
-            f"of {', '.join(man.transport_names)}"
-        )
-    offered = man.transport(tname).options
-    for opt in topts:
-        if opt not in offered:
-            raise CampaignError(
-                f"{where}: key {key}.options.{opt}: "
-                f"not an option of {tname}; expected one of "
-                f"{', '.join(sorted(offered)) or '(none)'}"
-            )
-
-
 def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> None:
     """Every cell of one prototypes entry of one block, into found."""
     block = found.doc["matrix"][bi]
@@ -551,15 +521,21 @@ def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> 
     where = f"{found.source}: matrix.{bi} ({block['name']})"
     base, reps, durations, nets = axes
     mpath, man, absent = _prototype_manifest(found, where, pi, proto)
-    entries = _transport_entries(proto)
+    entries = transports.entries(proto)
     per_transport = _versions_of(proto, entries, f"{where}: key prototypes.{pi}.versions")
-    for ti, (tname, topts, label) in enumerate(entries):
+    for ti, entry in enumerate(entries):
+        tname, topts, label = entry.name, entry.options, entry.label
         versions, vkey = per_transport[tname]
         versions = _with_upstream(man, tname, versions)
+        tuned: dict[str, Any] = {}
+        if entry.variant:  # only then: the cells of stock transports keep their ids
+            tuned["variant"] = entry.variant
         if man is not None:
-            _check_transport(
-                man, where, f"prototypes.{pi}.transports.{ti}", proto["name"], tname, topts
+            vopts = transports.check(
+                man, where, f"prototypes.{pi}.transports.{ti}", proto["name"], entry
             )
+            if vopts:
+                tuned["variant_options"] = vopts
             _check_versions(man, tname, versions, f"{where}: key prototypes.{pi}.{vkey}")
         # Builds made elsewhere that are not here: their cells are listed, not run.
         missing = {
@@ -578,7 +554,7 @@ def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> 
                     "block": block["name"],
                     "prototype": proto["name"],
                     "version": version,
-                    "transport": label or tname,
+                    "transport": label or layout.transport_label({"transport": tname, **tuned}),
                     "players": players,
                     "workload": wl["name"],
                     "duration_s": dur,
@@ -591,6 +567,7 @@ def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> 
                     "prototype": shown_path(mpath),
                     "library_version": version,
                     "transport": tname,
+                    **tuned,
                     "transport_options": topts,
                     "players": players,
                     "workload": wl["name"],
@@ -600,7 +577,7 @@ def _expand_prototype(found: _Expansion, bi: int, pi: int, axes: _BlockAxes) -> 
                     "network_profile": net,
                 }
                 full = _cell(found, where, bi, base, axes, man)
-                cid = _cell_id(full, proto["name"], tname, label)
+                cid = _cell_id(full, proto["name"], label)
                 _add(found, full, cid, (block["name"], reps, proto["name"]), missing[version])
 
 
@@ -630,14 +607,14 @@ def _cell(
     return full
 
 
-def _cell_id(full: Mapping[str, Any], proto_name: str, tname: str, label: str | None) -> str:
+def _cell_id(full: Mapping[str, Any], proto_name: str, label: str | None) -> str:
     """The readable id with the campaign's name of the prototype (not its directory's) and
     the transport's label, then the content hash."""
     readable = layout.derive_cell_id(full)
     dirname = Path(full["prototype"]).parent.name
     readable = proto_name.replace("/", "-") + readable[len(dirname) :]
     if label:
-        readable = readable.replace(f"-{tname}-", f"-{label}-", 1)
+        readable = readable.replace(f"-{layout.transport_label(full)}-", f"-{label}-", 1)
     return f"{readable}-{content_hash(full)}"
 
 

@@ -10,7 +10,8 @@ one order (plan.json records it, and every run's cell its run_order).
   measured minutes apart, and a drift between those minutes is part of their difference.
 - ``rounds``: randomised multiple interleaved trials (Abedi and Brecht, 2017). Round k runs
   repetition k of every cell, and within a round the cells that differ only by library version
-  (one comparison's context: prototype, transport, players, workload, profile, profiler, ...)
+  or transport variant (one comparison's context: prototype, transport, players, workload,
+  profile, profiler, ...)
   run one after another in a random order, so each version is measured beside the versions it
   is compared with; the contexts' order within a round is random too. A drift then reaches the
   versions of a comparison alike, round by round, instead of falling between them, and a night
@@ -45,11 +46,13 @@ DESCRIPTIONS: Final = {
         "order"
     ),
 }
-# What a comparison of versions ignores: the version itself and the run's own ids (a cell's id
-# is derived from its keys, the version included).
+# What a comparison of versions ignores: the version itself, the transport's variant (a named
+# tuning is compared with the stock transport as a version is with another) and the run's own
+# ids (a cell's id is derived from its keys, the version and variant included).
 _NOT_CONTEXT: Final = frozenset(
-    {"library_version", "cell_id", "run_id", "seed", "run_order", "block"}
-)
+    {"library_version", "variant", "variant_options", "cell_id", "run_id", "seed", "run_order",
+     "block"}
+)  # fmt: skip
 
 
 class _Run(Protocol):

@@ -252,17 +252,19 @@ def linked_versions(man: manifests.Manifest, build: Mapping[str, Any] | None) ->
 
 
 def processes_recorded(log_dir: Path) -> dict[str, dict[str, Any]]:
-    """Per process (server, client-0, ...): the prototype name and library versions its
-    <proc>.meta.json reports (CONTRACT.md 3.1)."""
+    """Per process (server, client-0, ...): the prototype name, library versions and transport
+    settings its <proc>.meta.json reports (CONTRACT.md 3.1)."""
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(log_dir.glob("*.meta.json")):
         doc = read_json(path)
         if doc is None:
             continue
         versions = doc.get("library_versions")
+        settings = doc.get("transport_settings")
         out[path.name.removesuffix(".meta.json")] = {
             "prototype": doc.get("prototype"),
             "library_versions": versions if isinstance(versions, dict) else None,
+            "transport_settings": settings if isinstance(settings, dict) else None,
         }
     return out
 

@@ -27,7 +27,12 @@ import numpy as np
 import numpy.typing as npt
 
 from prototypes.contract.checklogs.events import check_events
-from prototypes.contract.checklogs.meta import Meta, check_meta, report_library_versions
+from prototypes.contract.checklogs.meta import (
+    Meta,
+    check_meta,
+    report_library_versions,
+    report_transport_settings,
+)
 from prototypes.contract.checklogs.rtt import AppProbes, check_rtt
 from prototypes.contract.checklogs.ticks import check_app_ticks, check_ticks
 from prototypes.contract.columns import FILES_BY_ROLE, LOG_FILE_RE
@@ -87,8 +92,8 @@ def check_log_dir(
 ) -> list[Violation]:
     """Check a run's log directory against CONTRACT.md section 3; [] means it conforms.
 
-    manifest: the prototype's manifest, to compare the library versions its processes recorded
-    with those it declares (check_library_versions).
+    manifest: the prototype's manifest, to compare the library versions and transport settings
+    its processes recorded with those it declares (check_library_versions).
     """
     log_dir = Path(log_dir)
     if not log_dir.is_dir():
@@ -140,6 +145,7 @@ def check_log_dir(
         check_app_ticks(ticks, metas, app_probes, report)
     if manifest is not None:
         report_library_versions(log_dir, manifest, report)
+        report_transport_settings(log_dir, manifest, report)
     return report.finish()
 
 

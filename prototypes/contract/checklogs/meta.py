@@ -233,6 +233,51 @@ def report_library_versions(log_dir: Path, manifest: Manifest, report: Report) -
             report(path.name, 0, message)
 
 
+def report_transport_settings(log_dir: Path, manifest: Manifest, report: Report) -> None:
+    """Report the transport_settings of each process's meta.json against the manifest's
+    settings of its transport (CONTRACT.md 3.1): every declared setting recorded, nothing
+    recorded that is not declared, and each value the declared one unless the process was
+    given the option that changes it."""
+    for path in sorted(log_dir.glob("*.meta.json")):
+        if LOG_FILE_RE.fullmatch(path.name) is None:
+            continue
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+            transport = meta.get("transport")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            continue  # check_log_dir names unreadable files
+        if not isinstance(transport, str) or transport not in manifest.transport_names:
+            continue
+        declared = manifest.transport(transport).settings
+        recorded = meta.get("transport_settings")
+        if not declared and recorded is None:
+            continue
+        where = f"the manifest {manifest.path} (transports {transport} settings)"
+        if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
+            report(
+                path.name,
+                0,
+                f"key 'transport_settings' is {json.dumps(recorded)}, expected an object of "
+                f"setting name -> value string holding every setting of {where}",
+            )
+            continue
+        given = meta.get("transport_options")
+        given = given if isinstance(given, dict) else {}
+        for name, setting in declared.items():
+            got = recorded.get(name)
+            if got is None:
+                report(path.name, 0, f"transport_settings lacks {name}, which {where} declares")
+            elif got != setting.value and (setting.option is None or setting.option not in given):
+                report(
+                    path.name,
+                    0,
+                    f"transport_settings says {name} {got!r} but {where} says {setting.value!r} "
+                    "and the process was given no option that changes it",
+                )
+        for name in sorted(set(recorded) - set(declared)):
+            report(path.name, 0, f"transport_settings holds {name}, which {where} does not declare")
+
+
 def _transport_library(manifest: Manifest, transport: object) -> str | None:
     """The library_versions name of the library a transport uses (its manifest `library`
     without the words after the name: "libenet (Debian 12 libenet-dev)" is libenet)."""

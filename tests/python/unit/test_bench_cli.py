@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from stats import runs_table
 from workflow.bench import BENCHES, cells, record, targets
 from workflow.bench import module as bench_module
 from workflow.bench import prototypes as bench
@@ -117,8 +118,8 @@ def test_every_bench_of_the_registry_has_its_options_and_main() -> None:
 
 def test_connect_time_is_the_slowest_client_of_meta_json() -> None:
     meta = {"connect_s": {"client-0": 0.25, "client-1": 0.5, "client-2": None}}
-    assert cells.connect_s(meta) == 0.5
-    assert cells.connect_s({}) is None
+    assert runs_table.connect_s(meta) == 0.5
+    assert runs_table.connect_s({}) is None
 
 
 def test_write_adds_schema_provenance_and_relative_paths(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from workflow import layout
+from workflow.campaign.facts import transports
 from workflow.files import repo_relative, sha256_of, write_text
 
 NOT_AVAILABLE = "not available"
@@ -224,7 +225,14 @@ def prototypes(
         for e in entries:
             path = _manifest_path((e.get("manifest") or {}).get("path"), repo)
             groups.setdefault(path, []).append(e)
-    return [_prototype(path, entries, by_path.get(shown(path))) for path, entries in groups.items()]
+    measured = transports.transports(runs, repo, lambda p: shown(_manifest_path(p, repo)))
+    return [
+        {
+            **_prototype(path, entries, by_path.get(shown(path))),
+            "transports": measured.get(shown(path), []),
+        }
+        for path, entries in groups.items()
+    ]
 
 
 # -- the code, toolchain, hardware and time of the runs ------------------------------------------

@@ -205,7 +205,7 @@ func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]
 	for k, v := range cfg.Workload.Params {
 		params[k] = v
 	}
-	return map[string]any{
+	meta := map[string]any{
 		"schema":             wire.SchemaVersion,
 		"role":               cfg.Role,
 		"proc":               proc,
@@ -230,6 +230,10 @@ func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]
 		"start_unix_ns":      time.Now().UnixNano(),
 		"status":             "running",
 	}
+	if s, ok := tr.(transport.Settings); ok {
+		meta["transport_settings"] = s.Settings()
+	}
+	return meta
 }
 
 // libraryVersions lists the Go toolchain, the transport libraries compiled in, the C

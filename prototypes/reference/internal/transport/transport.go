@@ -67,6 +67,14 @@ type RTTEstimator interface {
 	LibRTT() (time.Duration, bool)
 }
 
+// Settings is implemented by every transport: each setting it makes that differs from its
+// library's own default, name -> the value in force after its options. The process records
+// it as transport_settings in its meta.json (CONTRACT.md 3.1); the manifest's
+// transports.settings lists the same names with the library's own defaults.
+type Settings interface {
+	Settings() map[string]string
+}
+
 // Listener is a bound server endpoint. Close stops accepting and closes every
 // connection it accepted.
 type Listener interface {

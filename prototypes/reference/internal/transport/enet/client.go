@@ -32,6 +32,9 @@ type client struct {
 	stop          bool
 	lingerUntil   time.Time // set by a local Close
 	deadline      time.Time // end of the connect budget (zero: none)
+	// With seed_rtt: the peer's last send before the service pass that may bring the
+	// verify-connect (ns_seed_rtt), noted in state() until the connect event.
+	connectSent C.enet_uint32
 }
 
 // errNoAnswer ends one connect attempt that ENet gave up on (timeout_ms without the
@@ -86,7 +89,7 @@ func (t *Transport) Dial(ctx context.Context, addr string, hd transport.Handler)
 // giving up (errNoAnswer) or ctx's end (ctx.Err()). deadline, if not zero, is the
 // budget of the whole connect (see client.budgetTimeoutMS).
 func (t *Transport) dialOnce(ctx context.Context, ip [4]byte, port uint16, hd transport.Handler, deadline time.Time) (transport.Conn, error) {
-	h, err := newHost(false, ip, port, 1, t.sockbuf)
+	h, err := newHost(false, ip, port, 1, t.sockbuf, t.tuning())
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +126,10 @@ func (t *Transport) dialOnce(ctx context.Context, ip [4]byte, port uint16, hd tr
 // has settled (ns_peer_settled) or the connect budget is over: what is left of the
 // budget, at least timeout_ms. The first reliable messages (the player's hello) are
 // sent before ENet measured a round trip, and the server accepts none of them until
-// the acknowledgement of its verify-connect reached it, which stock ENet retransmits
-// only after 0.5, 1.5 and 3.5 s (ns_hurry_verify); the player's hello waited as long,
-// retransmitted on ENet's default 500 ms timer (ns_seed_rtt). Under timeout_ms = 3000 a
+// the acknowledgement of its verify-connect reached it, which ENet retransmits only
+// after 0.5, 1.5 and 3.5 s (the fast-connect variant hurries it: ns_hurry_verify); the
+// player's hello waited as long, retransmitted on ENet's default 500 ms timer (the
+// variant seeds the estimate: ns_seed_rtt). Under timeout_ms = 3000 a
 // player could lose its connection before its hello was through. The price: a server
 // that vanishes during that phase is noticed at the end of the budget instead of
 // after timeout_ms.
@@ -187,7 +191,9 @@ func (cl *client) event(e *C.ns_event) {
 			return
 		}
 		cl.connected = true
-		C.ns_seed_rtt(cl.h.h, cl.peer)
+		if cl.t.seedRTT {
+			C.ns_seed_rtt(cl.h.h, cl.peer, cl.connectSent)
+		}
 		cl.peerTimeoutMS = cl.budgetTimeoutMS()
 		cl.inBudget = cl.peerTimeoutMS > cl.t.timeoutMS
 		C.ns_peer_setup(cl.peer, C.enet_uint32(cl.peerTimeoutMS), cBool(cl.t.throttle))
@@ -230,6 +236,9 @@ func (cl *client) refreshRTT() {
 func (cl *client) state() (int, bool) {
 	if cl.stop {
 		return 0, true
+	}
+	if cl.t.seedRTT && !cl.connected && cl.peer != nil {
+		cl.connectSent = cl.peer.lastSendTime // round calls state before each pass
 	}
 	if cl.c.gone {
 		left := time.Until(cl.lingerUntil)

@@ -24,13 +24,27 @@
 // pass, waking it if it sleeps: enet_host_flush walks every peer slot, so the echoes
 // of one batch of events and the messages of one game tick share a flush.
 //
-// Acknowledgements ride with answers: an enet_host_service pass sends the
-// acknowledgements of the datagrams it read before returning their events, so a
-// handler's answer (an echo) would go out as a second datagram. An intercept callback
-// sees that the datagram just read is the last one waiting and makes the pass stop
-// before that send (it swaps ENet's socket for an invalid descriptor until the pass
-// returns; see ns_intercept); the events are handled and one flush sends each peer
-// its acknowledgements and answers in one datagram.
+// Stock ENet by default: the binding calls libenet's functions, reads its public
+// structures where no function exposes a value (the socket, peer states and timers, to
+// sleep until ENet's next timer), and never writes them or installs a callback, so an
+// enet_host_service pass behaves as in ENet's own examples: it sends the
+// acknowledgements of the datagrams it read before returning their events, and a
+// handler's answer (an echo) follows in a second datagram. Three tunings that change
+// ENet's protocol behaviour are options that only the manifest's variants set
+// (prototype.yaml: enet+merged-acks, enet+fast-connect, enet+tuned; nstuned.c, the only
+// C code that writes ENet's structures):
+//
+//	merged_acks   an intercept callback sees that the datagram just read is the last
+//	              one waiting and makes the pass stop before its send (it swaps ENet's
+//	              socket for an invalid descriptor until the pass returns); the events
+//	              are handled and one flush sends each peer its acknowledgements and
+//	              answers in one datagram.
+//	seed_rtt      (client) at the connect event ENet's round-trip estimate is seeded
+//	              with the handshake's own round trip, where ENet keeps 500 ms until its
+//	              first acknowledgement.
+//	hurry_verify  (server) a verify-connect is resent as soon as a datagram from the
+//	              connecting player shows that its acknowledgement was lost, where ENet
+//	              waits for its 0.5/1.5/3.5/7.5 s timer.
 //
 // (A first version slept in poll(2) on the socket plus an eventfd, one locked OS
 // thread per host. With 100 players in one process it used about twice the CPU and
@@ -69,12 +83,9 @@
 // the player's first messages only once it has the acknowledgement of its
 // verify-connect, which it retransmits after 0.5, 1.5 and 3.5 s, and a lost datagram
 // there must not end the connection before the player's own connect deadline would.
-// Two departures from stock ENet shorten that phase under loss: at the connect event
-// the client seeds ENet's round-trip estimate with the handshake's own round trip
-// (ns_seed_rtt), where ENet keeps 500 ms until its first acknowledgement; and the
-// server resends its verify-connect as soon as a datagram from the connecting player
-// shows that the acknowledgement was lost (ns_hurry_verify), where ENet waits for its
-// timer. Without loss neither changes anything: nothing is retransmitted.
+// (These retries and the budget are the application's, as in a game's own connect
+// loop; ENet's protocol is untouched.) seed_rtt and hurry_verify shorten that phase
+// under loss; without loss neither changes anything: nothing is retransmitted.
 //
 // Close uses enet_peer_disconnect_later, so queued messages go first, and waits at
 // most linger_ms for the acknowledgement before enet_peer_disconnect_now. Listener.Close disconnects every peer at once, lingers the
@@ -105,4 +116,6 @@
 //	throttle    true (default, ENet's behaviour) lets ENet's packet throttle drop
 //	            unreliable packets when the RTT rises; false disables it for both
 //	            ends of each connection.
+//	merged_acks, seed_rtt, hurry_verify
+//	            the variants' tunings above; false (default, stock ENet) or true.
 package enet

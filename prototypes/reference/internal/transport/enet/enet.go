@@ -26,7 +26,8 @@ const (
 	maxPeerLimit = 4095
 )
 
-var optionKeys = []string{"max_peers", "sockbuf", "timeout_ms", "linger_ms", "throttle"}
+var optionKeys = []string{"max_peers", "sockbuf", "timeout_ms", "linger_ms", "throttle",
+	"merged_acks", "seed_rtt", "hurry_verify"}
 
 func init() {
 	transport.Register("enet", func(opts transport.Options) (transport.Transport, error) {
@@ -41,6 +42,10 @@ type Transport struct {
 	timeoutMS int
 	linger    time.Duration
 	throttle  bool
+	// The variants' tunings (nstuned.c), all off in stock ENet.
+	mergedAcks  bool
+	seedRTT     bool
+	hurryVerify bool
 }
 
 // New builds the transport from its options (see the package comment).
@@ -64,12 +69,39 @@ func New(opts transport.Options) (*Transport, error) {
 		return nil, err
 	}
 	t.linger = time.Duration(lingerMS) * time.Millisecond
-	if v, ok := opts["throttle"]; ok {
-		if t.throttle, err = strconv.ParseBool(v); err != nil {
-			return nil, fmt.Errorf("enet option throttle=%q: want true or false", v)
+	for key, dst := range map[string]*bool{"throttle": &t.throttle, "merged_acks": &t.mergedAcks,
+		"seed_rtt": &t.seedRTT, "hurry_verify": &t.hurryVerify} {
+		if v, ok := opts[key]; ok {
+			if *dst, err = strconv.ParseBool(v); err != nil {
+				return nil, fmt.Errorf("enet option %s=%q: want true or false", key, v)
+			}
 		}
 	}
 	return t, nil
+}
+
+// tuning is the NS_TUNE_* bits of the host's tunings (0: stock ENet).
+func (t *Transport) tuning() C.int {
+	var bits C.int
+	if t.mergedAcks {
+		bits |= C.NS_TUNE_MERGED_ACKS
+	}
+	if t.hurryVerify {
+		bits |= C.NS_TUNE_HURRY_VERIFY
+	}
+	return bits
+}
+
+// Settings implements transport.Settings (prototype.yaml, transports enet settings). The
+// variants' tunings are not settings: the variant names them (meta.json's transport_options).
+func (t *Transport) Settings() map[string]string {
+	return map[string]string{
+		"sockbuf": strconv.Itoa(t.sockbuf), "timeout_ms": strconv.Itoa(t.timeoutMS),
+		"max_peers": strconv.Itoa(t.maxPeers), "channel_limit": "2",
+		"unreliable_packet_flags": "ENET_PACKET_FLAG_UNRELIABLE_FRAGMENT",
+		"flush":                   "immediate",
+		"linger_ms":               strconv.Itoa(int(t.linger / time.Millisecond)),
+	}
 }
 
 func intOpt(opts transport.Options, key string, def, lo, hi int) (int, error) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,7 +41,8 @@ func TestRegistered(t *testing.T) {
 func TestOptionErrorsNameTheKey(t *testing.T) {
 	transporttest.OptionErrorsNameTheKey(t, "enet", [][2]string{
 		{"max_peers", "4096"}, {"max_peers", "0"}, {"sockbuf", "-1"}, {"timeout_ms", "abc"},
-		{"timeout_ms", "50"}, {"linger_ms", "x"}, {"throttle", "maybe"}, {"bogus", "1"},
+		{"timeout_ms", "50"}, {"linger_ms", "x"}, {"throttle", "maybe"}, {"merged_acks", "yes please"},
+		{"seed_rtt", "2"}, {"hurry_verify", "?"}, {"bogus", "1"},
 	})
 	tr := newT(t, transport.Options{"max_peers": "4095", "sockbuf": "0", "timeout_ms": "1000", "linger_ms": "0", "throttle": "false"}).(*Transport)
 	if tr.maxPeers != 4095 || tr.sockbuf != 0 || tr.timeoutMS != 1000 || tr.linger != 0 || tr.throttle {
@@ -397,29 +399,109 @@ func sentDatagrams(h *host) uint32 {
 	return uint32(h.h.totalSentPackets)
 }
 
-// TestAckRidesWithEcho checks that the server's acknowledgement of a reliable message
-// and the handler's echo leave in one datagram (see ns_intercept): about one server
-// datagram per echo, where a plain enet_host_service loop sends two.
-func TestAckRidesWithEcho(t *testing.T) {
-	tr := newT(t, nil)
-	ln, _ := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
-	s := &transporttest.Recorder{}
-	c := transporttest.Dial(t, tr, ln.Addr(), s)
+// mergedAcks and fastConnect are the options the manifest's variants set
+// (prototype.yaml: enet+merged-acks, enet+fast-connect, enet+tuned).
+var (
+	mergedAcks  = transport.Options{"merged_acks": "true"}
+	fastConnect = transport.Options{"seed_rtt": "true", "hurry_verify": "true"}
+	tuned       = transport.Options{"merged_acks": "true", "seed_rtt": "true", "hurry_verify": "true"}
+)
+
+// echoDatagrams runs a ping-pong of reliable 100-byte messages (the next one sent from
+// the client's receive event of the echo, as the pingpong workload does) and returns
+// the datagrams the server and the client sent per exchange between the 100th and the
+// 300th echo.
+func echoDatagrams(t *testing.T, opts transport.Options) (server, client float64) {
+	t.Helper()
+	tr := newT(t, opts)
+	ln, addr := transporttest.Listen(t, tr, &transporttest.Recorder{Echo: true})
 	l := ln.(*listener)
-	time.Sleep(50 * time.Millisecond)
-	before := sentDatagrams(l.h)
-	const n = 100
-	for i := range n {
-		if err := c.Send(transport.Reliable, []byte{byte(i)}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * time.Millisecond) // one message per service pass
+	p := &counter{pinger: pinger{done: make(chan struct{})}, server: l.h, at: map[int64][2]uint32{}}
+	p.left.Store(300)
+	c := transporttest.Dial(t, tr, addr, p)
+	p.client = c.(*conn).h
+	if err := c.Send(transport.Reliable, bytes.Repeat([]byte{'x'}, 100)); err != nil {
+		t.Fatal(err)
 	}
-	transporttest.WaitFor(t, "echoes", 5*time.Second, func() bool { return s.Count(transport.Reliable) == n })
-	got := sentDatagrams(l.h) - before
-	t.Logf("server sent %d datagrams for %d reliable echoes", got, n)
-	if got > n+n/5 {
-		t.Fatalf("server sent %d datagrams for %d echoes: acknowledgements travel alone", got, n)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("stuck with %d of 300 echoes left", p.left.Load())
+	}
+	a, b := p.at[200], p.at[0] // echoes left: 200 after the 100th, 0 after the 300th
+	return float64(b[0]-a[0]) / 200, float64(b[1]-a[1]) / 200
+}
+
+// counter is a pinger that notes both hosts' datagram counts at each echo.
+type counter struct {
+	pinger
+	server, client *host
+	at             map[int64][2]uint32 // echoes left -> datagrams sent by server, client
+}
+
+func (p *counter) Received(c transport.Conn, ch transport.Channel, msg []byte) {
+	p.at[p.left.Load()-1] = [2]uint32{sentDatagrams(p.server), sentDatagrams(p.client)}
+	p.pinger.Received(c, ch, msg)
+}
+
+// libenetDatagrams runs the same ping-pong with stock libenet in ENet's own example
+// loop (testdata/stockecho.c, built here with the system's C compiler).
+func libenetDatagrams(t *testing.T) (server, client float64) {
+	t.Helper()
+	bin := t.TempDir() + "/stockecho"
+	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "libenet").Output()
+	if err != nil {
+		t.Fatalf("pkg-config libenet: %v", err)
+	}
+	args := append([]string{"-O2", "-o", bin, "testdata/stockecho.c"}, strings.Fields(string(flags))...)
+	if out, err := exec.Command("cc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("cc stockecho.c: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "100", "300").Output()
+	if err != nil {
+		t.Fatalf("stockecho: %v", err)
+	}
+	var counts [2][2]float64
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var echo int
+		if _, err := fmt.Sscanf(line, "echo %d server %g client %g", &echo, &counts[i][0], &counts[i][1]); err != nil || i > 1 {
+			t.Fatalf("stockecho printed %q", out)
+		}
+	}
+	return (counts[1][0] - counts[0][0]) / 200, (counts[1][1] - counts[0][1]) / 200
+}
+
+// The stock binding sends ENet's acknowledgements as libenet does: an echo exchange
+// costs each side as many datagrams as stock libenet in ENet's own example loop (an
+// acknowledgement and a message each: 2), and no callback is installed into ENet.
+// merged-acks sends each acknowledgement with the answer: about one datagram a side.
+func TestStockSendsAsLibenet(t *testing.T) {
+	libS, libC := libenetDatagrams(t)
+	stockS, stockC := echoDatagrams(t, nil)
+	mergedS, mergedC := echoDatagrams(t, mergedAcks)
+	t.Logf("datagrams per echo exchange, server/client: libenet %.2f/%.2f, stock %.2f/%.2f, merged-acks %.2f/%.2f",
+		libS, libC, stockS, stockC, mergedS, mergedC)
+	if libS < 1.9 || libC < 1.9 {
+		t.Fatalf("stock libenet sent %.2f/%.2f datagrams per exchange, want 2 (ack and message)", libS, libC)
+	}
+	if d := max(stockS-libS, libS-stockS, stockC-libC, libC-stockC); d > 0.05 {
+		t.Fatalf("stock binding %.2f/%.2f datagrams per exchange, libenet %.2f/%.2f", stockS, stockC, libS, libC)
+	}
+	if mergedS > 1.2 || mergedC > 1.2 {
+		t.Fatalf("merged-acks %.2f/%.2f datagrams per exchange: acknowledgements travel alone", mergedS, mergedC)
+	}
+}
+
+// Only a variant's tuning installs ENet's intercept callback.
+func TestStockInstallsNoCallback(t *testing.T) {
+	for _, tc := range []struct {
+		opts transport.Options
+		want bool
+	}{{nil, false}, {transport.Options{"throttle": "false"}, false}, {mergedAcks, true}, {fastConnect, true}} {
+		ln, _ := transporttest.Listen(t, newT(t, tc.opts), &transporttest.Recorder{})
+		if got := ln.(*listener).h.intercepted(); got != tc.want {
+			t.Errorf("options %v: intercept callback installed %v, want %v", tc.opts, got, tc.want)
+		}
 	}
 }
 

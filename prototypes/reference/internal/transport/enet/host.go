@@ -81,6 +81,7 @@ type driver interface {
 type host struct {
 	evs    *C.ns_event // C array of maxEvents, so ENet's packets never sit in Go memory
 	direct bool        // one peer (a dialled connection): Send flushes at once
+	tuning C.int       // NS_TUNE_* bits of the variant's tunings (0: stock ENet)
 	gid    atomic.Uint64
 	done   chan struct{}
 	hd     transport.Handler
@@ -113,13 +114,13 @@ type host struct {
 // past is a read deadline that has passed: it wakes the host goroutine.
 var past = time.Unix(1, 0)
 
-func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int) (*host, error) {
+func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int, tuning C.int) (*host, error) {
 	b := C.int(0)
 	if bind {
 		b = 1
 	}
 	eh, errno := C.ns_host_create(b, C.uchar(ip[0]), C.uchar(ip[1]), C.uchar(ip[2]), C.uchar(ip[3]),
-		C.enet_uint16(port), C.size_t(peers), C.int(sockbuf))
+		C.enet_uint16(port), C.size_t(peers), C.int(sockbuf), tuning)
 	if eh == nil {
 		if errno == nil {
 			errno = errors.New("unknown error")
@@ -146,7 +147,7 @@ func newHost(bind bool, ip [4]byte, port uint16, peers, sockbuf int) (*host, err
 		C.enet_host_destroy(eh)
 		return nil, errors.New("out of memory")
 	}
-	h := &host{h: eh, evs: evs, direct: !bind, done: make(chan struct{}),
+	h := &host{h: eh, evs: evs, direct: !bind, tuning: tuning, done: make(chan struct{}),
 		sock: sock, rc: rc, awake: true, deadline: time.Now()}
 	return h, nil
 }
@@ -315,7 +316,7 @@ func (h *host) round(d driver, lastRTT *time.Time) (more, stop bool) {
 		return false, true
 	}
 	var cMore, cPass, cFlush, wait C.int
-	n := C.ns_events(h.h, h.evs, maxEvents, h.nPrev, C.int(min(maxWait, maxWaitMS)), &cMore, &cPass, &cFlush, &wait)
+	n := C.ns_events(h.h, h.tuning, h.evs, maxEvents, h.nPrev, C.int(min(maxWait, maxWaitMS)), &cMore, &cPass, &cFlush, &wait)
 	h.nPrev = n
 	now := time.Now()
 	if cFlush != 0 {
@@ -409,6 +410,14 @@ func (h *host) peerAt(idx C.int) *C.ENetPeer {
 		return nil
 	}
 	return &unsafe.Slice(h.h.peers, int(h.h.peerCount))[idx]
+}
+
+// intercepted reports whether ENet calls back into the binding for every datagram it
+// reads (a variant's tuning, nstuned.c); stock ENet has no callback.
+func (h *host) intercepted() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.h != nil && h.h.intercept != nil
 }
 
 // teardown frees everything the host owns; later posts and sends fail.

@@ -11,8 +11,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int ns_intercept(ENetHost *h, ENetEvent *event);
-
 int ns_init(void) { return enet_initialize(); }
 
 static ENetAddress ns_addr(unsigned char a, unsigned char b, unsigned char c,
@@ -27,11 +25,13 @@ static ENetAddress ns_addr(unsigned char a, unsigned char b, unsigned char c,
 }
 
 ENetHost *ns_host_create(int bind, unsigned char a, unsigned char b, unsigned char c,
-                         unsigned char d, enet_uint16 port, size_t peers, int sockbuf) {
+                         unsigned char d, enet_uint16 port, size_t peers, int sockbuf,
+                         int tuning) {
 	ENetAddress addr = ns_addr(a, b, c, d, port);
 	ENetHost *h = enet_host_create(bind ? &addr : NULL, peers, 2, 0, 0);
 	if (h == NULL) return NULL;
-	h->intercept = ns_intercept;
+	// Stock ENet unless a variant asks for a tuning (nstuned.c).
+	if (tuning != 0) ns_tuned_install(h);
 	// ENet sets 256 KiB; one server socket carries every player, so ask for more.
 	// The kernel silently caps the value at net.core.{r,w}mem_max.
 	if (sockbuf > 0) {
@@ -80,27 +80,6 @@ int ns_peer_settled(ENetPeer *p) {
 	return p->lastReceiveTime != 0 && enet_list_empty(&p->sentReliableCommands);
 }
 
-// ns_seed_rtt runs at the connect event of a dialled peer, in the service pass that
-// received the server's verify-connect. Until its first acknowledgement ENet keeps its
-// default round-trip estimate of 500 ms, so the first reliable messages (a player's
-// hello) are retransmitted only after 0.5, 1.5, 3.5 s, and the server drops them until
-// the acknowledgement of its verify-connect reaches it (which stock ENet retransmits
-// on the same schedule; see ns_hurry_verify): a lost datagram then cost 0.5-2 s per
-// round. The handshake's own round trip is a measurement ENet ignores: from the peer's
-// last send (a connect command, the only thing a connecting peer sends) to this pass.
-// It is the true round trip when the verify-connect answered that send, and shorter
-// when it answered an earlier one, so the estimate is never too long. It is applied
-// as ENet applies its first sample (handle_acknowledge: variance half the round trip);
-// lastReceiveTime stays 0, so ENet's first real sample replaces it the same way.
-// Never above ENet's default.
-void ns_seed_rtt(ENetHost *h, ENetPeer *p) {
-	enet_uint32 rtt = ENET_TIME_DIFFERENCE(h->serviceTime, p->lastSendTime);
-	if (rtt < 1) rtt = 1;
-	if (rtt >= p->roundTripTime) return;
-	p->roundTripTime = rtt;
-	p->roundTripTimeVariance = (rtt + 1) / 2;
-}
-
 void ns_release(ns_event *evs, int n) {
 	for (int i = 0; i < n; i++) {
 		if (evs[i].packet != NULL) {
@@ -108,69 +87,6 @@ void ns_release(ns_event *evs, int n) {
 			evs[i].packet = NULL;
 		}
 	}
-}
-
-// ns_hurry_verify: a datagram from a peer the server still holds in
-// ACKNOWLEDGING_CONNECT proves that the peer got the verify-connect (it learns its
-// peer id from it) and, unless the datagram carries it, that the acknowledgement was
-// lost. ENet drops the peer's data until that acknowledgement arrives and resends the
-// verify-connect only on its default timer, 0.5, 1.5, 3.5, 7.5 s after the first send,
-// so a few lost acknowledgements kept a player from saying hello for its whole connect
-// budget. The verify-connect is made due at once instead (like TCP's fast retransmit);
-// if the datagram does carry the acknowledgement, ENet removes the command before it
-// is resent. ENet's timer then doubles from the time since the last send.
-static void ns_hurry_verify(ENetHost *h) {
-	if (h->receivedDataLength < sizeof(enet_uint16)) return;
-	enet_uint16 id = ENET_NET_TO_HOST_16(((ENetProtocolHeader *)h->receivedData)->peerID);
-	id &= ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
-	if (id >= h->peerCount) return;
-	ENetPeer *p = &h->peers[id];
-	if (p->state != ENET_PEER_STATE_ACKNOWLEDGING_CONNECT ||
-	    p->address.host != h->receivedAddress.host || p->address.port != h->receivedAddress.port ||
-	    enet_list_empty(&p->sentReliableCommands))
-		return;
-	ENetOutgoingCommand *v = (ENetOutgoingCommand *)enet_list_front(&p->sentReliableCommands);
-	if ((v->command.header.command & ENET_PROTOCOL_COMMAND_MASK) != ENET_PROTOCOL_COMMAND_VERIFY_CONNECT)
-		return;
-	enet_uint32 since = ENET_TIME_DIFFERENCE(h->serviceTime, v->sentTime);
-	if (since >= 1 && since < v->roundTripTimeout) {
-		v->roundTripTimeout = since;
-		p->nextTimeout = v->sentTime + since;
-	}
-}
-
-// ns_cut holds ENet's socket while ns_intercept has cut a service pass short; -1
-// otherwise. ns_pass_start is host->totalReceivedPackets when the pass began, and
-// ns_in_pass is set only during ns_events' enet_host_service calls. Thread-local: they
-// live during one enet_host_service call, made by ns_events on the calling thread.
-static __thread int ns_cut = -1;
-static __thread enet_uint32 ns_pass_start;
-static __thread int ns_in_pass;
-
-// ns_intercept runs for every datagram enet_host_service reads, before ENet handles it.
-// A pass reads until the socket is empty, then sends the acknowledgements the
-// datagrams asked for (one datagram per peer), then dispatches their events, so the
-// handlers' answers (an echo) would follow in a second datagram to the same peer. If
-// no further datagram is waiting after this one, ns_intercept swaps host->socket for
-// an invalid descriptor: ENet handles this datagram, its next read fails, and
-// enet_host_service returns before that send. ns_events restores the socket, the
-// events are dispatched and handled, and one flush sends each peer its
-// acknowledgements and answers together. Nothing in the receive path touches the
-// socket besides that read (ENet only queues commands there). Not on a pass's 256th
-// datagram: ENet's receive loop stops there without another read and would send.
-static int ns_intercept(ENetHost *h, ENetEvent *event) {
-	char c;
-	(void)event;
-	ns_hurry_verify(h);
-	if (!ns_in_pass || ns_cut != -1 || h->socket == ENET_SOCKET_NULL ||
-	    h->totalReceivedPackets - ns_pass_start >= 256)
-		return 0;
-	if (recv(h->socket, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
-	    (errno == EAGAIN || errno == EWOULDBLOCK)) {
-		ns_cut = h->socket;
-		h->socket = ENET_SOCKET_NULL;
-	}
-	return 0;
 }
 
 // ns_events destroys the packets of the previous batch (prev events), then collects up
@@ -182,10 +98,11 @@ static int ns_intercept(ENetHost *h, ENetEvent *event) {
 // connect or disconnect event cut it short (those are returned from inside the pass,
 // possibly before the receive loop), so then another pass follows. *more is set when
 // max was reached; *pass when a pass completed, which also sent whatever was queued
-// before the call; *flush when ENet may hold unsent commands (ns_intercept cut the
-// pass before its final send). *wait is ns_next_timer(h, max_ms) after the last pass.
-int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int max_ms, int *more,
-              int *pass, int *flush, int *wait) {
+// before the call; *flush when ENet may hold unsent commands (merged-acks cut the pass
+// before its final send, nstuned.c). *wait is ns_next_timer(h, max_ms) after the last
+// pass. tuning: the host's NS_TUNE_* bits (0: stock ENet).
+int ns_events(ENetHost *h, int tuning, ns_event *evs, int max, int prev, int max_ms,
+              int *more, int *pass, int *flush, int *wait) {
 	ENetEvent e;
 	int n = 0, errors = 0;
 	ns_release(evs, prev);
@@ -201,16 +118,12 @@ int ns_events(ENetHost *h, ns_event *evs, int max, int prev, int max_ms, int *mo
 		if (r == 0) {
 			if (*pass) break;
 			enet_uint32 before = h->totalReceivedPackets;
-			ns_pass_start = before;
-			ns_in_pass = 1;
+			ns_tuned_pass_begin(h, tuning);
 			r = enet_host_service(h, &e, 0);
-			ns_in_pass = 0;
-			if (ns_cut != -1) {
-				// Cut after the last datagram: the read of the invalid descriptor
-				// failed (r == -1), or that datagram's connect or disconnect event
-				// came first. Either way the socket was empty.
-				h->socket = ns_cut;
-				ns_cut = -1;
+			if (ns_tuned_pass_end(h)) {
+				// merged-acks cut the pass after the last datagram: the read of the
+				// invalid descriptor failed (r == -1), or that datagram's connect or
+				// disconnect event came first. Either way the socket was empty.
 				*pass = 1;
 				*flush = 1;
 				if (r < 0) continue;

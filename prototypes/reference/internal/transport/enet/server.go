@@ -37,7 +37,7 @@ func (t *Transport) Listen(addr string, hd transport.Handler) (transport.Listene
 	if err != nil {
 		return nil, fail(err)
 	}
-	h, err := newHost(true, ip, port, t.maxPeers, t.sockbuf)
+	h, err := newHost(true, ip, port, t.maxPeers, t.sockbuf, t.tuning())
 	if err != nil {
 		return nil, fail(err)
 	}

@@ -73,6 +73,17 @@ type Transport struct {
 	s settings
 }
 
+// Settings implements transport.Settings (prototype.yaml, transports kcp settings).
+func (t *Transport) Settings() map[string]string {
+	s := t.s
+	return map[string]string{
+		"nodelay": strconv.Itoa(s.nodelay), "interval_ms": strconv.Itoa(s.interval),
+		"resend": strconv.Itoa(s.resend), "nc": strconv.Itoa(s.nc),
+		"sndwnd": strconv.Itoa(s.sndwnd), "rcvwnd": strconv.Itoa(s.rcvwnd), "mtu": strconv.Itoa(s.mtu),
+		"sockbuf": strconv.Itoa(s.sockbuf), "timeout_ms": strconv.Itoa(int(s.timeout / time.Millisecond)),
+	}
+}
+
 // New builds the transport from its options.
 func New(opts transport.Options) (*Transport, error) {
 	if err := transport.CheckOptions("kcp", opts, "nodelay", "interval_ms", "resend", "nc",

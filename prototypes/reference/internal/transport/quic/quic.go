@@ -115,6 +115,20 @@ func (t *Transport) Caps() transport.Caps {
 	return c
 }
 
+// Settings implements transport.Settings (prototype.yaml, transports quic settings), as
+// config sets them.
+func (t *Transport) Settings() map[string]string {
+	return map[string]string{
+		"idle_timeout_ms":          strconv.Itoa(int(t.idleTimeout / time.Millisecond)),
+		"keep_alive_period_ms":     strconv.Itoa(int(t.idleTimeout / 3 / time.Millisecond)),
+		"enable_datagrams":         "true",
+		"max_incoming_streams":     "server 1, client 0",
+		"max_incoming_uni_streams": "0",
+		"handshake_idle_timeout":   "client: the connect budget left when above 5 s",
+		"sockbuf":                  strconv.Itoa(socketBuffer),
+	}
+}
+
 func (t *Transport) config(server bool) *quicgo.Config {
 	c := &quicgo.Config{
 		MaxIdleTimeout:  t.idleTimeout,

@@ -37,6 +37,11 @@ func (Transport) Caps() transport.Caps {
 		MaxReliableBytes: framing.MaxMessageBytes, MaxUnreliableBytes: framing.MaxMessageBytes}
 }
 
+// Settings implements transport.Settings: the binding sets nothing on its sockets, so
+// TCP_NODELAY is Go's own default (on for every TCP connection), listed because a reader
+// comparing with a library that leaves Nagle on needs it.
+func (Transport) Settings() map[string]string { return map[string]string{"tcp_nodelay": "true"} }
+
 type conn struct {
 	nc     net.Conn
 	closed atomic.Bool

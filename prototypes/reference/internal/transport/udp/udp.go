@@ -54,6 +54,14 @@ type Transport struct {
 	sockbuf int
 }
 
+// Settings implements transport.Settings (prototype.yaml, transports udp settings).
+func (t *Transport) Settings() map[string]string {
+	return map[string]string{
+		"sockbuf":    strconv.Itoa(t.sockbuf),
+		"timeout_ms": strconv.Itoa(int(t.timeout / time.Millisecond)),
+	}
+}
+
 // New builds the transport from its options.
 func New(opts transport.Options) (*Transport, error) {
 	if err := transport.CheckOptions("udp", opts, "timeout_ms", "sockbuf"); err != nil {

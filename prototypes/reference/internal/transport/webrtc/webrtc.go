@@ -190,6 +190,29 @@ type Transport struct {
 	certErr  error
 }
 
+// Settings implements transport.Settings (prototype.yaml, transports webrtc settings), as
+// settingEngine and the data channels set them.
+func (t *Transport) Settings() map[string]string {
+	c := t.cfg
+	iface := c.iface
+	if iface == "" {
+		iface = "derived from the local address"
+	}
+	return map[string]string{
+		"disconnect": c.iceDisconnected.String(), "failed": c.iceFailed.String(),
+		"keepalive": c.iceKeepalive.String(), "maxmsg": strconv.Itoa(c.maxMsg),
+		"sockbuf": strconv.Itoa(c.sockbuf), "iface": iface,
+		"ice_udp_mux":                "server: one UDP socket shared by every peer",
+		"network_types":              "udp4",
+		"mdns_mode":                  "disabled",
+		"include_loopback_candidate": "true",
+		"detach_data_channels":       "true",
+		"data_channels_negotiated":   "true",
+		"unreliable_channel":         "ordered=false, maxRetransmits=0",
+		"certificate":                "one per process",
+	}
+}
+
 // Name implements transport.Transport.
 func (t *Transport) Name() string { return name }
 

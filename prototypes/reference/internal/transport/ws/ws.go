@@ -66,6 +66,16 @@ func New(opts transport.Options) (*Transport, error) {
 	return t, nil
 }
 
+// Settings implements transport.Settings (prototype.yaml, transports ws settings).
+func (t *Transport) Settings() map[string]string {
+	return map[string]string{
+		"read_limit_bytes": strconv.Itoa(MaxMessageBytes + 1),
+		"write_timeout_ms": strconv.Itoa(int(t.writeTimeout / time.Millisecond)),
+		"close_timeout_ms": strconv.Itoa(int(closeGrace / time.Millisecond)),
+		"origin_check":     "off",
+	}
+}
+
 // Name implements transport.Transport.
 func (t *Transport) Name() string { return "ws" }
 
