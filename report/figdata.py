@@ -394,12 +394,15 @@ def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -
     if ok.height == 0 or ok["network_profile"].n_unique() < 2:
         fig.reason = "one network profile only"
         return fig
-    fig.expected = True
     metrics = ("rtt_net_p50_us", "rtt_net_p99_us")
     keys = [k for k in ROW_KEYS if k in ok.columns]
     ok = _keep_groups(
         ok, [k for k in keys if k not in ("cell_id", "network_profile")], "network_profile", 2
     )
+    if ok.height == 0:  # profiles used by different cells: nothing to set side by side
+        fig.reason = "no cell was measured under more than one network profile"
+        return fig
+    fig.expected = True
     cells = cells.filter(pl.col("cell_id").is_in(ok["cell_id"].to_list()))
     runs = _panel(_series(_runs_long(ok, metrics, keys, disp)), ("players", "workload", "params"))
     cell = _panel(_series(_cells_for(cells, metrics)), ("players", "workload", "params"))

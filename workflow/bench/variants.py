@@ -161,17 +161,26 @@ def comparisons(runs: pl.DataFrame, transports: Sequence[str]) -> list[dict[str,
     return rows
 
 
-def run(out: Path, repo: Path, transports: Sequence[str], repetitions: int) -> dict[str, Any]:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    root = repo / "data" / "bench-runs" / f"variants-{stamp}"
-    (root / "work").mkdir(parents=True)
-    camp = scratch.campaign_file(root, campaign_doc(transports, repetitions))
+def run(
+    out: Path, repo: Path, transports: Sequence[str], repetitions: int, resume: Path | None = None
+) -> dict[str, Any]:
+    """Run the campaign in a new scratch directory, or finish the one in resume (Snakemake
+    keeps its finished runs), and write the record."""
+    if resume is None:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        root = repo / "data" / "bench-runs" / f"variants-{stamp}"
+        (root / "work").mkdir(parents=True)
+        camp = scratch.campaign_file(root, campaign_doc(transports, repetitions))
+    else:
+        root = resume.resolve()
+        camp = root / "bench-variants.yaml"
     wall_s = scratch.complete(root, camp, config=["retries=0"], timeout_s=3 * 3600)
     runs = pl.read_parquet(root / "data" / "results" / "bench-variants" / "runs.parquet")
     rows = comparisons(runs, transports)
     body = {
         "measured": {
             "wall_s": round(wall_s, 1),
+            "resumed": resume is not None,  # wall_s is then the finishing session's only
             "runs": runs.height,
             "runs_failed": runs.filter(pl.col("status") != "ok").height,
             "differences": sum(1 for r in rows if r["verdict"] == "difference"),
@@ -208,11 +217,18 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "that declares variants)",
     )
     p.add_argument("--repetitions", type=options.positive_int, default=6)
+    p.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        help="a scratch directory of an earlier bench (data/bench-runs/variants-STAMP) to "
+        "finish: its finished runs are kept",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     transports = with_variants(args.transports)
-    doc = run(args.out, REPO, transports, args.repetitions)
+    doc = run(args.out, REPO, transports, args.repetitions, args.resume)
     print(comparisons_text(doc["comparisons"]))
     print(f"results in {args.out}")
     return 0

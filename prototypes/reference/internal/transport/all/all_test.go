@@ -1,6 +1,10 @@
 package all
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"netstick/prototypes/reference/internal/transport"
@@ -35,6 +39,30 @@ func TestEveryTransportReportsItsSettings(t *testing.T) {
 		}
 		if before, after := s.Settings()[c[2]], changed.(transport.Settings).Settings()[c[2]]; before == after {
 			t.Errorf("%s: option %s=%s leaves setting %s at %q", name, c[0], c[1], c[2], after)
+		}
+	}
+}
+
+// No binding reaches into its library beyond the public API: no unsafe pointers, reflection
+// or linkname into a library's unexported names. enet's cgo binding is the exception that
+// needs unsafe for C memory; its C side is checked in the enet package
+// (TestStockWritesNoENetStructure).
+func TestBindingsUseThePublicAPIOnly(t *testing.T) {
+	forbidden := regexp.MustCompile(`"unsafe"|"reflect"|//go:linkname`)
+	files, err := filepath.Glob("../*/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transport sources found: %v", err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || strings.Contains(f, "/enet/") || strings.Contains(f, "/transporttest/") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := forbidden.Find(src); m != nil {
+			t.Errorf("%s uses %s: a binding uses its library's public API only", f, m)
 		}
 	}
 }

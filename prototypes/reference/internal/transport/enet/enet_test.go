@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -489,6 +491,32 @@ func TestStockSendsAsLibenet(t *testing.T) {
 	}
 	if mergedS > 1.2 || mergedC > 1.2 {
 		t.Fatalf("merged-acks %.2f/%.2f datagrams per exchange: acknowledgements travel alone", mergedS, mergedC)
+	}
+}
+
+// The stock binding's C code (nsenet.c) calls libenet and reads its public structures but
+// never writes them: every assignment through a pointer is to the binding's own ns_event
+// records. Writes into ENet's structures are the variants' (nstuned.c).
+func TestStockWritesNoENetStructure(t *testing.T) {
+	src, err := os.ReadFile("nsenet.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := regexp.MustCompile(`(\w+)(->|\[\w+\]\.)(\w+)\s*(=[^=]|\+=|-=|\|=|&=|\+\+|--)`)
+	own := map[string]bool{"o": true, "evs": true}
+	for i, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			continue
+		}
+		for _, m := range write.FindAllStringSubmatch(line, -1) {
+			if !own[m[1]] {
+				t.Errorf("nsenet.c:%d writes %s%s%s: the stock binding must not change libenet's state", i+1, m[1], m[2], m[3])
+			}
+		}
+	}
+	tuned, err := os.ReadFile("nstuned.c")
+	if err != nil || !write.Match(tuned) {
+		t.Fatalf("the check finds no write in nstuned.c either (err %v): it checks nothing", err)
 	}
 }
 
