@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,18 +196,26 @@ def _check_args(name: str, args: list[str], role: str, report: Report) -> None:
         )
 
 
-def report_library_versions(log_dir: Path, manifest: Manifest, report: Report) -> None:
-    """Report the library_versions of each process's meta.json against the manifest's (CONTRACT.md
-    3.1; prototype.schema.json): every library a process records has the version the manifest
-    declares, and the library of the process's own transport is recorded."""
+def _process_metas(log_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every <proc>.meta.json of log_dir that reads as a JSON object (check_log_dir names the
+    files that do not)."""
     for path in sorted(log_dir.glob("*.meta.json")):
         if LOG_FILE_RE.fullmatch(path.name) is None:
             continue
         try:
             meta = json.loads(path.read_text(encoding="utf-8"))
-            recorded = meta.get("library_versions")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            continue  # check_log_dir names unreadable files
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(meta, dict):
+            yield path, meta
+
+
+def report_library_versions(log_dir: Path, manifest: Manifest, report: Report) -> None:
+    """Report the library_versions of each process's meta.json against the manifest's (CONTRACT.md
+    3.1; prototype.schema.json): every library a process records has the version the manifest
+    declares, and the library of the process's own transport is recorded."""
+    for path, meta in _process_metas(log_dir):
+        recorded = meta.get("library_versions")
         if not isinstance(recorded, dict):
             continue
         needed = _transport_library(manifest, meta.get("transport"))
@@ -238,14 +246,8 @@ def report_transport_settings(log_dir: Path, manifest: Manifest, report: Report)
     settings of its transport (CONTRACT.md 3.1): every declared setting recorded, nothing
     recorded that is not declared, and each value the declared one unless the process was
     given the option that changes it."""
-    for path in sorted(log_dir.glob("*.meta.json")):
-        if LOG_FILE_RE.fullmatch(path.name) is None:
-            continue
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-            transport = meta.get("transport")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            continue  # check_log_dir names unreadable files
+    for path, meta in _process_metas(log_dir):
+        transport = meta.get("transport")
         if not isinstance(transport, str) or transport not in manifest.transport_names:
             continue
         declared = manifest.transport(transport).settings
