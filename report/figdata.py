@@ -15,64 +15,18 @@ ran, with its cause) and interfered-runs.csv (every ok run measured beside a bus
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from report import sentences
+from report import answer, sentences, tables
+from report.display import Display
 from workflow.files import read_json, replace_atomically, write_json, write_text
 
 MAX_TIME_CELLS = 8  # warm-up panels: more would be unreadable on one figure
 SIZE_ORDER = {"S": 0, "M": 1, "L": 2, "XL": 3}
-# The metrics of the cells table, in its column order.
-TABLE_METRICS = (
-    "rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_cpu_us_per_msg",
-    "server_rss_bytes", "server_instr_per_msg",
-)  # fmt: skip
-# Shown only where a cell measured them (callgrind runs only).
-TABLE_METRICS_IF_MEASURED = ("server_instr_per_msg",)
-# The metrics whose detectable change the cells table states (those the nightly decides on).
-DETECTABLE_METRICS = ("rtt_net_p50_us", "server_cpu_cores", "server_instr_per_msg")
-CAUSE_SEPARATOR = " · "  # between a cause's stderr lines, in one table cell
-# The runs table's failure columns (stats.tables.RUNS); results written before they existed
-# lack them.
-FAILURE_COLUMNS = {
-    "reason": pl.String,
-    "exit_code": pl.Int64,
-    "attempts": pl.Int64,
-    "stderr_tail": pl.String,
-    "failure_summary": pl.String,
-}
-
-
-@dataclass(frozen=True)
-class Display:
-    """How each metric is shown (from the stats stage's metrics.json): its label with the shown
-    unit, its divisor from the stored unit, and its plain label and shown unit."""
-
-    labels: dict[str, str]
-    divisors: dict[str, float]
-    names: dict[str, str]
-    units: dict[str, str]
-    thresholds_us: tuple[float, ...]
-
-    @classmethod
-    def read(cls, path: Path) -> Display:
-        doc = read_json(path)
-        if doc is None:
-            raise ValueError(f"{path}: missing or not a JSON object; run the stats stage first")
-        labels, divisors, names, units = {}, {}, {}, {}
-        # Series labels first: a metric of both lists is labelled as a cell metric.
-        for m in [*doc.get("series", []), *doc.get("metrics", [])]:
-            shown, divisor = sentences.SHOWN[m["unit"]]
-            labels[m["name"]] = f"{m['label']} ({shown})"
-            divisors[m["name"]] = divisor
-            names[m["name"]] = m["label"]
-            units[m["name"]] = shown
-        return cls(labels, divisors, names, units, tuple(doc.get("thresholds_us", ())))
 
 
 @dataclass
@@ -121,7 +75,11 @@ def _panel(df: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         elif k == "library_version":
             col = pl.format("v{}", col)
         elif k == "players":
-            col = pl.format("{} players", col)
+            col = (
+                pl.when(pl.col(k) == 1)
+                .then(pl.lit("1 player"))
+                .otherwise(pl.format("{} players", col))
+            )
         parts.append(col)
     label = pl.concat_str(parts, separator=" · ").str.replace_all(r"( · )+$", "")
     label = label.str.replace_all(r"^( · )+", "")
@@ -237,6 +195,39 @@ def _by_players(
     return fig
 
 
+def _threshold_lines(fig: Figure, out: Path, disp: Display) -> None:
+    """The papers' thresholds (50, 75, 100 ms) as labelled lines, in each panel only where its
+    data reach them: a line above every value would stretch the log axis and press the data
+    into its bottom; the caption says what was not drawn."""
+    runs = pl.read_csv(out / f"{fig.id}.runs.csv")
+    cells = pl.read_csv(out / f"{fig.id}.cells.csv")
+    both = [
+        runs.select("panel", "metric_label", "y"),
+        cells.select("panel", "metric_label", pl.col("y_high").alias("y")),
+    ]
+    tops = (
+        pl.concat(both, how="vertical_relaxed")
+        .group_by("panel", "metric_label")
+        .agg(pl.col("y").max().alias("top"))
+    )
+    ms = [sentences.convert(t, "us")[0] or 0.0 for t in disp.thresholds_us]
+    lines = [
+        {"panel": r["panel"], "metric_label": r["metric_label"], "y": t, "label": f"{t:g} ms"}
+        for r in tops.iter_rows(named=True)
+        for t in ms
+        if r["top"] is not None and r["top"] >= t
+    ]
+    schema = {"panel": pl.String, "metric_label": pl.String, "y": pl.Float64, "label": pl.String}
+    fig.files.append(_write(pl.DataFrame(lines, schema=schema), out, f"{fig.id}.lines.csv"))
+    fig.lines = sorted({line["y"] for line in lines})
+    shown = " and ".join(f"{t:g}" for t in ms)
+    fig.caption += (
+        f" Dashed: the papers' {shown} ms thresholds, in the panels whose values reach them."
+        if lines
+        else f" The papers' {shown} ms thresholds lie above every value: not drawn."
+    )
+
+
 def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -> Figure:
     fig = Figure("idle-active", "Idle against active", expected=False)
     workloads = set(ok["workload"].unique().to_list()) if ok.height else set()
@@ -315,12 +306,18 @@ def _rtt_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
         else f"{len(chosen)} of {n_cells} cells (per transport and workload the most players)"
     )
     fig.runs = n_runs
+    cut = cuts.filter(pl.col("warmup_cut_s") > 0).height if "warmup_cut_s" in cuts.columns else 0
+    cuts_said = (
+        f"Solid vertical line: the MSER-5 warm-up cut of that run ({cut} of {n_runs} runs cut "
+        "anything)"
+        if cut
+        else "MSER-5 cut nothing from any of these runs (no solid line: the window needed no "
+        "warm-up cut, or was too short for MSER-5; the warm-up table says which)"
+    )
     fig.caption = (
-        "Standard deviation of the network probe's RTT within each second of each run (ms), "
-        "from the start of the measurement window; one line per run. Solid vertical "
-        "line: the MSER-5 warm-up cut detected for that run (none drawn where the window is too "
-        "short for MSER-5); dashed: Net-Celerity's fixed 5 s cut, for comparison. "
-        f"{which}, {n_runs} runs."
+        "Standard deviation of the RTT within each second of each run (ms), from the start of "
+        f"the measurement window; one line per run. {cuts_said}; dashed: Net-Celerity's fixed "
+        f"5 s cut, for comparison. {which}, {n_runs} runs."
     )
     return fig
 
@@ -444,140 +441,28 @@ def _versions(
     return fig
 
 
-def warmup_table(ok: pl.DataFrame) -> pl.DataFrame:
-    """Per cell: the MSER-5 cuts of its runs, and every run that did not settle, by name."""
-    if "warmup_cut_s" not in ok.columns:  # no ok run had samples: the same columns, empty cuts
-        ok = ok.with_columns(pl.lit(None, pl.Float64).alias("warmup_cut_s"))
-    flag = (
-        pl.col("warmup_second_half").fill_null(False)
-        if "warmup_second_half" in ok.columns
-        else pl.lit(False)
-    )
-    note = pl.col("warmup_note") if "warmup_note" in ok.columns else pl.lit(None, pl.String)
-    return (
-        ok.with_columns(flag.alias("_flag"), note.cast(pl.String).alias("_note"))
-        .group_by("cell_id", maintain_order=True)
-        .agg(
-            pl.len().alias("runs"),
-            pl.col("warmup_cut_s").median().alias("cut_median_s"),
-            pl.col("warmup_cut_s").min().alias("cut_min_s"),
-            pl.col("warmup_cut_s").max().alias("cut_max_s"),
-            pl.col("run_id").filter(pl.col("_flag")).str.join(" ").alias("not_settled"),
-            pl.col("_note").drop_nulls().unique().sort().str.join("; ").alias("notes"),
-        )
-        .sort("cell_id")
-    )
+def _findings_doc(results: Path) -> dict:
+    doc = read_json(results / "findings.json")
+    if doc is None:
+        raise ValueError(f"{results / 'findings.json'}: missing or not JSON; run the stats stage")
+    return doc
 
 
-def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
-    """The report's cells table: per cell its ok/planned runs and, per TABLE_METRICS, the median
-    and its interval in the shown unit (3 significant digits; "n/a" without a median, empty
-    without an interval); and a sentence naming the shown units."""
-    first = cells.filter(pl.col("metric") == TABLE_METRICS[0])
-    table = first.select("cell_id", pl.format("{}/{}", "n_runs", "runs_planned").alias("runs"))
-    measured = (
-        set(cells.filter(pl.col("y").is_not_null())["metric"].to_list())
-        if "y" in cells.columns
-        else set()
-    )
-    metrics = [m for m in TABLE_METRICS if m not in TABLE_METRICS_IF_MEASURED or m in measured]
-    for metric in metrics:
-        name = disp.names.get(metric, metric)
-        rows = {
-            r["cell_id"]: r for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
-        }
-        values, bounds = [], []
-        for cell_id in table["cell_id"]:
-            r = rows.get(cell_id) or {}
-            values.append(sentences.fmt(r.get("y")))
-            low = r.get("y_low")
-            bounds.append(
-                "" if low is None else f"[{sentences.fmt(low)}, {sentences.fmt(r.get('y_high'))}]"
-            )
-        table = table.with_columns(
-            pl.Series(name, values, dtype=pl.String),
-            pl.Series(f"{name} interval", bounds, dtype=pl.String),
-        )
-    # How small a change a night against a baseline of as many runs would detect, per metric
-    # a nightly decides on (stats.power via the cells table's mde_ratio).
-    for metric in (m for m in DETECTABLE_METRICS if m in metrics):
-        mde = {
-            r["cell_id"]: r.get("mde_ratio")
-            for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
-        }
-        detectable = [
-            "" if mde.get(c) is None else f"{100 * (mde[c] - 1):.1f} %" for c in table["cell_id"]
-        ]
-        table = table.with_columns(
-            pl.Series(f"{disp.names.get(metric, metric)} detectable change", detectable,
-                      dtype=pl.String)
-        )  # fmt: skip
-    units = ", ".join(
-        f"{disp.names.get(m, m)} in {disp.units.get(m, '(stored unit)')}" for m in metrics
-    )
-    return table, units
-
-
-def _cause(stderr_tail: str | None, summary: str | None) -> str:
-    """A failure's cause in one line: the failing process's last stderr lines, else what the
-    harness saw."""
-    lines = json.loads(stderr_tail) if stderr_tail else []
-    return CAUSE_SEPARATOR.join(str(x) for x in lines) if lines else summary or ""
-
-
-def failed_table(runs: pl.DataFrame) -> pl.DataFrame:
-    """The report's failed-runs table: every run that is not ok, in the runs table's (plan)
-    order, with its status, the reason, the failing process's exit code, the attempts made and
-    the cause (its last stderr lines). A run not run after failed attempts shows its last
-    attempt's."""
-    absent = [pl.lit(None, t).alias(c) for c, t in FAILURE_COLUMNS.items() if c not in runs.columns]
-    bad = runs.with_columns(absent).filter(pl.col("status") != "ok")
-    causes = [
-        _cause(r["stderr_tail"], r["failure_summary"])
-        for r in bad.select("stderr_tail", "failure_summary").iter_rows(named=True)
-    ]
-    return bad.select(
-        pl.format("{}/{}", "cell_id", "run_id").alias("run"),
-        pl.col("status").replace({"not_run": "not run"}),
-        "reason",
-        "exit_code",
-        "attempts",
-        pl.Series("cause", causes, dtype=pl.String),
-    )
-
-
-INTERFERENCE_COLUMNS = {
-    "interference": pl.Boolean,
-    "others_cpu_cores": pl.Float64,
-    "steal_cores": pl.Float64,
-    "interference_reason": pl.String,
-}
-
-
-def interference_table(runs: pl.DataFrame) -> pl.DataFrame:
-    """The report's table of ok runs measured beside a busy neighbour (stats.interference), in
-    the runs table's order: what the other processes and the hypervisor took of the machine in
-    the window, and the stats stage's reason."""
-    absent = [
-        pl.lit(None, t).alias(c) for c, t in INTERFERENCE_COLUMNS.items() if c not in runs.columns
-    ]
-    busy = runs.with_columns(absent).filter(
-        (pl.col("status") == "ok") & pl.col("interference").fill_null(False)
-    )
-    return busy.select(
-        pl.format("{}/{}", "cell_id", "run_id").alias("run"),
-        pl.col("others_cpu_cores").round(3),
-        pl.col("steal_cores").round(3),
-        pl.col("interference_reason").alias("reason"),
-    )
+def _findings(results: Path) -> list[dict]:
+    return list(_findings_doc(results).get("findings") or [])
 
 
 def findings_markdown(results: Path) -> str:
     """Every finding of findings.json as its sentence, grouped (report/sentences.py)."""
-    doc = read_json(results / "findings.json")
-    if doc is None:
-        raise ValueError(f"{results / 'findings.json'}: missing or not JSON; run the stats stage")
-    return sentences.markdown(doc.get("findings") or [])
+    return sentences.markdown(_findings(results))
+
+
+def rtt_source_words(runs: pl.DataFrame) -> str:
+    """Where this campaign's round trips come from, as its runs recorded it (rtt_source)."""
+    if "rtt_source" not in runs.columns:
+        return "the uniform network probe's round trip (kind net)"
+    said = [sentences.rtt_source_words(s) for s in sorted(set(runs["rtt_source"].drop_nulls()))]
+    return "; ".join(said) if said else "not recorded"
 
 
 def shape(results: Path) -> list[Figure]:
@@ -597,8 +482,7 @@ def shape(results: Path) -> list[Figure]:
     figs: list[Figure] = []
     by_players = (
         ("rtt-players", "RTT against players", ("rtt_net_p50_us", "rtt_net_p99_us"),
-         "RTT p50 and p99 of the uniform network probe (ms, log scale; dashed: the papers' "
-         "50, 75 and 100 ms thresholds)"),
+         "RTT p50 and p99 (ms, log scale)"),
         ("resources-players", "Server CPU and memory against players",
          ("server_cpu_cores", "server_rss_bytes"),
          "Server CPU (cores, mean over the window) and peak server RSS (MiB)"),
@@ -615,22 +499,37 @@ def shape(results: Path) -> list[Figure]:
             fig.expected = True
             fig = _by_players(fig, ok, cells, have, out, what, disp)
         figs.append(fig)
-    figs[0].lines = [sentences.convert(t, "us")[0] or 0.0 for t in disp.thresholds_us]
+    if figs[0].expected:
+        _threshold_lines(figs[0], out, disp)
     figs.append(_idle_active(ok, cells, out, disp))
     figs.append(_rtt_time(ok, series, out))
     figs.append(_world_size(ok, cells, out, disp))
     figs.append(_envmod_time(ok, series, out))
     figs.append(_profiles(ok, cells, out, disp))
     figs.append(_versions(ok, cells, changes, out, disp))
-    _write(warmup_table(ok), out, "warmup.csv")
-    table, units = cells_table(cells, disp)
+    warmup, warmup_note = tables.warmup_table(ok)
+    _write(warmup, out, "warmup.csv")
+    table, units = tables.cells_table(cells, disp)
     _write(table, out, "cells-table.csv")
-    _write(failed_table(runs), out, "failed-runs.csv")
-    _write(interference_table(runs), out, "interfered-runs.csv")
+    _write(tables.failed_table(runs), out, "failed-runs.csv")
+    _write(tables.interference_table(runs), out, "interfered-runs.csv")
     write_text(out / "findings.md", findings_markdown(results))
+    found = _findings(results)
+    first = answer.rows(answer.answer_findings(found), answer.ANSWER_METRICS)
+    _write(first, out, "answer.csv")
+    _write(answer.rows(found), out, "comparisons.csv")
+    plan = read_json(results / "plan.json") or {}
     doc = {
+        "answer": {
+            "question": answer.question(plan, first, found),
+            "file": "answer.csv",
+            "comparisons": "comparisons.csv",
+            "rtt_source": rtt_source_words(runs),
+            "suspect_rule": _findings_doc(results).get("suspect_rule") or "",
+        },
         "figures": [asdict(f) for f in figs],
         "tables": {
+            "warmup": {"file": "warmup.csv", "note": warmup_note},
             "cells": {"file": "cells-table.csv", "units": units},
             "failed": {"file": "failed-runs.csv"},
             "interfered": {"file": "interfered-runs.csv"},

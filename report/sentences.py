@@ -181,19 +181,144 @@ def _slope(f: Finding) -> str:
     )
 
 
+# How the report names the compared metrics (stats.comparisons.COMPARED_METRICS) and which word
+# says that b's value is lower or higher: lower is better for every one of them.
+_COMPARED: dict[str, tuple[str, str, str]] = {
+    "rtt_net_p50_us": ("RTT p50", "faster", "slower"),
+    "rtt_net_p99_us": ("RTT p99", "faster", "slower"),
+    "server_cpu_cores": ("server CPU", "cheaper", "costlier"),
+    "server_cpu_us_per_msg": ("server CPU per message", "cheaper", "costlier"),
+    "server_instr_per_msg": ("server instructions per message", "cheaper", "costlier"),
+}
+
+
+def metric_label(metric: str) -> str:
+    """A compared metric's name in words (RTT p50, server CPU, ...)."""
+    return _COMPARED.get(metric, (_rtt_label(metric), "", ""))[0]
+
+
+def verdict_words(f: Finding) -> str:
+    """A comparison's verdict in words, naming the side it is about: "kcp slower",
+    "tcp cheaper", "no difference shown", "not compared"."""
+    ctx = f["context"]
+    _, lower, higher = _COMPARED.get(ctx["metric"], ("", "lower", "higher"))
+    match f.get("verdict"):
+        case "lower":
+            return f"{ctx['b']} {lower}"
+        case "higher":
+            return f"{ctx['b']} {higher}"
+        case "not_compared":
+            return "not compared"
+        case _:
+            return "no difference shown"
+
+
+def _ratio(x: float | None) -> str:
+    """A ratio with two decimals below 10 (1.00, 0.96: a ratio of 1 is not shown as "1"),
+    three significant digits above."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    return f"{x:.2f}" if abs(x) < 10 else fmt(x, 3)
+
+
+def ratio_text(estimate: float | None, interval: Any) -> str:
+    """'3.04x [2.61, 3.40]', 'n/a' without an estimate."""
+    if estimate is None:
+        return "n/a"
+    low, high = interval or (None, None)
+    bounds = "" if low is None and high is None else f" [{_ratio(low)}, {_ratio(high)}]"
+    return f"{_ratio(estimate)}x{bounds}"
+
+
+def value_text(value: float | None, interval: Any, unit: str) -> str:
+    """'0.104 ms [0.0858, 0.108]': a stored value and its interval in the shown unit."""
+    shown, unit_shown = convert(value, unit)
+    low, high = interval or (None, None)
+    bounds = (
+        ""
+        if low is None and high is None
+        else f" [{fmt(_shown(low, unit))}, {fmt(_shown(high, unit))}]"
+    )
+    return f"{fmt(shown)} {unit_shown}{bounds}"
+
+
+def context_words(ctx: Mapping[str, Any]) -> str:
+    """'20 players, active, lan' (with the workload's parameters where it has any)."""
+    label = params_label(ctx.get("params"))
+    where = f" ({label})" if label else ""
+    return f"{players_text(ctx['players'])}, {ctx['workload']}{where}, {ctx['network_profile']}"
+
+
+def rtt_source_words(source: str) -> str:
+    """A run's rtt_source (stats/runs_table.py) in words."""
+    if source.startswith("probe:"):
+        return (
+            f"the uniform network probe's round trip (kind net, {source.removeprefix('probe:')} "
+            "Hz per player, echoed in the server's receive path), the same definition for "
+            "every library"
+        )
+    return {
+        "stream": "the stream's own payloads, echoed in the server's receive path (kind net; "
+        "the periodic probes are replaced by the stream)",
+        "pingpong": "pingpong probes, one at a time, echoed in the server's receive path "
+        "(kind net)",
+        "none": "no RTT: the periodic probes were off and the workload echoes nothing",
+    }.get(source, source)
+
+
+def players_text(n: Any) -> str:
+    return f"{n} player" if str(n) == "1" else f"{n} players"
+
+
+def _suspect_text(s: Mapping[str, Any], unit: str) -> str:
+    if s["why"] == "far":
+        factor = s["value"] / s["cell_median"] if s["cell_median"] else None
+        return (
+            f"{s['run']} ({value_text(s['value'], None, unit)}, {fmt(factor, 2)}x its cell's "
+            f"median {value_text(s['cell_median'], None, unit)}: far from its siblings, kept)"
+        )
+    steal = f", steal {fmt(s.get('steal_cores'), 2)} cores" if s.get("steal_cores") else ""
+    return (
+        f"{s['run']} (beside a busy neighbour: others {fmt(s.get('others_cores'), 2)} "
+        f"cores{steal}; left out)"
+    )
+
+
+def suspects_text(f: Finding) -> str:
+    """The suspect runs a comparison names and its result with them treated the other way;
+    "" without suspects."""
+    named = f.get("suspects") or []
+    if not named:
+        return ""
+    unit = f.get("metric_unit") or "us"
+    alt = f.get("without_suspects") or {}
+    each = "; ".join(_suspect_text(s, unit) for s in named)
+    other = ratio_text(alt.get("estimate"), alt.get("interval"))
+    return f"suspect runs: {each}. With those choices reversed: {other}"
+
+
 @writes("comparison")
 def _comparison(f: Finding) -> str:
     ctx = f["context"]
-    label = params_label(ctx.get("params"))
-    where = f" ({label})" if label else ""
-    show = lambda x: fmt(x, 2)  # noqa: E731
-    return (
-        f"{ctx['b']} {_rtt_label(ctx['metric'])} is {show(f['estimate'])}x "
-        f"{_bounds(f, show)} that of "
-        f"{ctx['a']} at {ctx['players']} players, {ctx['workload']}{where}, "
-        f"{ctx['network_profile']} (Cliff's delta {f['cliffs_delta']:.2f}, BH-adjusted p "
-        f"{fmt(f['p_adjusted'])})"
+    label, unit = metric_label(ctx["metric"]), f.get("metric_unit") or "us"
+    where = context_words(ctx)
+    if f.get("verdict") == "not_compared":
+        return f"{ctx['b']} against {ctx['a']}, {label} at {where}: not compared ({f.get('note')})"
+    medians = (
+        f"{ctx['b']} {value_text(f.get('b_median'), f.get('b_interval'), unit)} against "
+        f"{ctx['a']} {value_text(f.get('a_median'), f.get('a_interval'), unit)}"
     )
+    delta = f.get("cliffs_delta")
+    tests = (
+        f"Cliff's delta {'n/a' if delta is None else f'{delta:.2f}'}, BH-adjusted p "
+        f"{fmt(f.get('p_adjusted'))}"
+    )
+    head = (
+        f"{ctx['b']} {label} is {ratio_text(f['estimate'], f.get('interval'))} that of {ctx['a']} "
+        f"at {where}: {verdict_words(f)} ({medians}; {tests})"
+    )
+    extra = suspects_text(f)
+    return f"{head}; {extra}" if extra else head
 
 
 @writes("inconclusive")

@@ -1,7 +1,8 @@
 """From runs.parquet to what the report says: intervals per cell, comparisons, scaling, findings.
 
     runs.parquet -> cells.parquet/.csv         one row per cell x metric
-                    comparisons.parquet/.csv   transport against transport
+                    comparisons.parquet/.csv   every planned comparison (stats.comparisons)
+                    far-runs.parquet/.csv      runs far from their siblings (stats.suspects)
                     changepoints.parquet/.csv  per-version series of cell medians, change points
                     findings.json              findings as records (no prose)
                     metrics.json               every metric's name, label and unit
@@ -18,7 +19,6 @@ and converts units for display.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from pathlib import Path
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from stats import changepoints, compare, interference, intervals, power, scaling
+from stats import changepoints, interference, intervals, power, scaling, suspects
+from stats.comparisons import COMPARED_METRICS, CONTEXT_KEYS, comparisons, with_variant
 from stats.findings import LEVEL, UNITS, finding, num
 from stats.runs_frame import float_column, ok_runs
 from workflow.files import replace_atomically, write_json
@@ -49,11 +50,6 @@ METRICS = (
     ("server_rx_packets_per_s", "server packets received", "packets/s"),
     ("connect_s", "connect time", "s"),
 )
-# Metrics compared between transports and versions (comparisons.parquet).
-COMPARED_METRICS = (
-    "rtt_net_p50_us", "rtt_net_p99_us", "server_cpu_cores", "server_cpu_us_per_msg",
-    "server_instr_per_msg",
-)  # fmt: skip
 # Per-second metrics of timeseries.parquet (stats/timeseries.py) the cell metrics do not name.
 SERIES_METRICS = (
     ("rtt_net_sd_us", "RTT SD per second", "us"),
@@ -69,8 +65,6 @@ CELL_KEYS = (
     "params",
     "network_profile",
 )
-# Cells that differ only in transport are compared with each other.
-CONTEXT_KEYS = ("prototype", "players", "workload", "params", "network_profile", "duration_s")
 THRESHOLDS_MS = (50, 75, 100)  # the papers' playability thresholds
 BOOTSTRAP_MIN_RUNS = 20  # the median's bootstrap reached nominal coverage from 20 runs
 
@@ -126,82 +120,6 @@ def cells(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
                 }
             )
     return pl.DataFrame(rows, infer_schema_length=None)
-
-
-def _options_label(options_json: str | None) -> str:
-    """Transport options (a JSON object) as in cell ids: " t.key=value" each, "" for none."""
-    options = json.loads(options_json) if options_json else {}
-    return "".join(f" t.{k}={v}" for k, v in sorted(options.items()))
-
-
-def _with_variant(runs: pl.DataFrame) -> pl.DataFrame:
-    """A `_variant` column: the transport as measured (with its variant, enet+merged-acks, and
-    the campaign's transport options), then @version for another library version than the
-    pinned one, so that neither two versions nor two tunings of one transport are pooled."""
-    label = pl.col("transport").cast(pl.String)
-    if "transport_options" in runs.columns:
-        options = pl.col("transport_options").map_elements(_options_label, return_dtype=pl.String)
-        label = pl.concat_str([label, options])
-    if "library_version" not in runs.columns:
-        return runs.with_columns(_variant=label)
-    version = pl.col("library_version").cast(pl.String).fill_null("pinned")
-    return runs.with_columns(
-        _variant=pl.when(version == "pinned")
-        .then(label)
-        .otherwise(pl.concat_str([label, pl.lit("@"), version]))
-    )
-
-
-def _comparable(a: str, b: str) -> bool:
-    """Pairs worth a comparison: two transports at one version label (pinned against pinned),
-    or two versions of one transport; not a transport at one version against another transport
-    at another."""
-    ta, _, va = a.partition("@")
-    tb, _, vb = b.partition("@")
-    return ta == tb or va == vb
-
-
-def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    # A run measured beside a busy neighbour is left out (stats.interference; a caveat says so).
-    ok = _with_variant(interference.usable(ok_runs(runs, ())))
-    rows: list[dict[str, Any]] = []
-    keys = [k for k in CONTEXT_KEYS if k in ok.columns]
-    for ctx, group in ok.group_by(keys, maintain_order=True):
-        variants = sorted(group["_variant"].unique().to_list())
-        for a, b in itertools.combinations(variants, 2):
-            if not _comparable(a, b):
-                continue
-            ga = group.filter(pl.col("_variant") == a)
-            gb = group.filter(pl.col("_variant") == b)
-            for metric in COMPARED_METRICS:
-                if metric not in group.columns:
-                    continue
-                va, vb = _values(ga, metric), _values(gb, metric)
-                if not (va.size or vb.size):  # measured by neither (callgrind runs' metric)
-                    continue
-                ratio = compare.ratio_of_medians(va, vb, level=LEVEL, seed=seed)
-                rows.append(
-                    {
-                        **dict(zip(keys, ctx, strict=True)),
-                        "metric": metric,
-                        "a": a,
-                        "b": b,
-                        "ratio_b_over_a": num(ratio.estimate),
-                        "ci_low": num(ratio.low),
-                        "ci_high": num(ratio.high),
-                        "cliffs_delta": num(compare.cliffs_delta(va, vb)),
-                        "hodges_lehmann": num(compare.hodges_lehmann(va, vb)),
-                        "p_value": num(compare.mann_whitney_p(va, vb)),
-                        "n_a": len(va),
-                        "n_b": len(vb),
-                        "note": ratio.note,
-                    }
-                )
-    df = pl.DataFrame(rows, infer_schema_length=None)
-    if df.height:
-        p = df["p_value"].fill_null(1.0).to_numpy()
-        df = df.with_columns(p_bh=pl.Series(compare.benjamini_hochberg(p)))
-    return df
 
 
 def _params(value: Any) -> Any:
@@ -287,7 +205,7 @@ def _slope_findings(ok: pl.DataFrame) -> list[dict[str, Any]]:
         if group["players"].n_unique() < 2 or "rtt_net_p50_us" not in group.columns:
             continue
         # One slope per transport and library version: versions are never pooled.
-        fitted = scaling.fit(_with_variant(group), "rtt_net_p50_us", group="_variant")
+        fitted = scaling.fit(with_variant(group), "rtt_net_p50_us", group="_variant")
         for value, slope in fitted.groups.items():
             if slope.note is not None and not math.isfinite(slope.slope):
                 continue
@@ -307,32 +225,53 @@ def _slope_findings(ok: pl.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+_UNIT = {name: unit for name, _, unit in METRICS}
+
+
+def _side_interval(r: dict[str, Any], side: str) -> list[float | None] | None:
+    low, high = r[f"{side}_low"], r[f"{side}_high"]
+    return None if low is None and high is None else [num(low), num(high)]
+
+
 def _comparison_findings(comps: pl.DataFrame) -> list[dict[str, Any]]:
-    """Comparisons whose interval excludes 1 after Benjamini-Hochberg; when none does, how
-    small a p the runs per cell could have given at all."""
+    """Every planned comparison, decided or not (stats.comparisons: its verdict, both medians,
+    the suspects and the result without them); when none is significant, also how small a p the
+    runs per cell could have given at all."""
     out: list[dict[str, Any]] = []
     if not comps.height:
         return out
-    sig = comps.filter((pl.col("p_bh") < 0.05) & pl.col("ci_low").is_not_null())
-    for r in sig.iter_rows(named=True):
-        if r["ci_low"] <= 1.0 <= r["ci_high"]:
-            continue
+    for r in comps.iter_rows(named=True):
         keys = ("a", "b", "metric", *(k for k in CONTEXT_KEYS if k in r))
         context = {k: _params(r[k]) if k == "params" else r[k] for k in keys}
+        alternative = None
+        if r.get("suspects"):
+            alternative = {
+                "estimate": num(r["alt_ratio"]),
+                "interval": [num(r["alt_low"]), num(r["alt_high"])],
+                "p_unadjusted": num(r["alt_p"]), "n_runs": [r["alt_n_a"], r["alt_n_b"]],
+            }  # fmt: skip
         out.append(
             finding(
                 "comparison", context, r["ratio_b_over_a"], "ratio", r["ci_low"], r["ci_high"],
+                verdict=r["verdict"], metric_unit=_UNIT[r["metric"]],
+                a_median=num(r["a_median"]), a_interval=_side_interval(r, "a"),
+                b_median=num(r["b_median"]), b_interval=_side_interval(r, "b"),
                 cliffs_delta=num(r["cliffs_delta"]), p_adjusted=num(r["p_bh"]),
                 p_adjustment="Benjamini-Hochberg", n_runs=[r["n_a"], r["n_b"]],
+                frame_us=num(r["frame_us"]), profile_rtt_us=num(r["profile_rtt_us"]),
+                suspects=json.loads(r["suspects"]) if r.get("suspects") else [],
+                without_suspects=alternative, note=r["note"],
             )
         )  # fmt: skip
-    if sig.height == 0:
-        n = int(min(comps["n_a"].min(), comps["n_b"].min()))  # type: ignore[arg-type]
+    compared = comps.filter(pl.col("verdict") != "not_compared")
+    decided = compared.filter(pl.col("verdict").is_in(["lower", "higher"]))
+    if compared.height and decided.height == 0:
+        n = int(min(compared["n_a"].min(), compared["n_b"].min()))  # type: ignore[arg-type]
         smallest = 2 / math.comb(2 * n, n) if n > 0 else None
         out.append(
             finding(
                 "inconclusive",
-                {"about": "comparisons", "tests": comps.height, "runs_per_cell": n},
+                {"about": "comparisons", "tests": compared.height, "runs_per_cell": n},
                 smallest, "fraction",
             )
         )  # fmt: skip
@@ -415,6 +354,7 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
     comps = comparisons(runs, seed)
     _write(cell_table, results, "cells")
     _write(comps, results, "comparisons")
+    _write(suspects.far_runs(runs, COMPARED_METRICS), results, "far-runs")
     _write(changepoints.per_version(runs, cell_table), results, "changepoints")
     write_json(results / "metrics.json", metrics_doc(), sort_keys=False, strict=True)
     doc = {
@@ -424,6 +364,8 @@ def analyse(results: Path, seed: int = 0) -> dict[str, Any]:
         "cells": runs["cell_id"].n_unique() if runs.height else 0,
         "ci_level": LEVEL,
         "seed": seed,
+        # The rule that names a run far from its siblings, for the report to state.
+        "suspect_rule": suspects.RULE,
         "findings": findings(runs, cell_table, comps),
     }
     write_json(results / "findings.json", doc, sort_keys=False, strict=True)

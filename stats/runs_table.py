@@ -229,6 +229,33 @@ def _library(prototype: str, transport: str) -> tuple[str | None, str | None]:
     return t.library, t.version
 
 
+DEFAULT_TICK_RATE_HZ = 60  # the contract's -tick-rate default
+DEFAULT_PROBE_HZ = 10  # the contract's -probe-hz default
+
+
+def _profile_rtt_us(meta: Mapping[str, Any] | None) -> float | None:
+    """The round trip the run's network profile adds before jitter and queueing (its two
+    one-way delays, as the harness recorded the profile in meta.json), µs; None unrecorded."""
+    spec = ((meta or {}).get("network_profile") or {}).get("spec")
+    if not isinstance(spec, Mapping):
+        return None
+    return 1000.0 * sum(float((spec.get(d) or {}).get("delay_ms", 0)) for d in ("up", "down"))
+
+
+def rtt_source(cell: Mapping[str, Any]) -> str:
+    """Where a run's RTT rows of kind net come from (CONTRACT.md, workloads and -probe-hz):
+    "stream" (the stream's own echoes), "pingpong" (its probes one at a time), "probe:<hz>"
+    (the periodic net probe), or "none" (periodic probes off and no workload that probes)."""
+    if cell["workload"] in ("stream", "pingpong"):
+        return str(cell["workload"])
+    flags = [str(f) for f in cell.get("extra_client_flags", [])]
+    hz: float = DEFAULT_PROBE_HZ
+    for i, flag in enumerate(flags[:-1]):
+        if flag.lstrip("-") == "probe-hz":
+            hz = float(flags[i + 1])
+    return "none" if hz == 0 else f"probe:{hz:g}"
+
+
 def plan_row(run: layout.RawRun) -> dict[str, Any]:
     """The columns every planned run has, from its plan entry, record and failed attempts."""
     cell = run.cell
@@ -256,6 +283,9 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
         if isinstance(profile, str)
         else json.dumps(profile, sort_keys=True),
         "duration_s": cell["duration_s"],
+        "tick_rate_hz": cell.get("tick_rate_hz", DEFAULT_TICK_RATE_HZ),
+        "profile_rtt_us": _profile_rtt_us(run.meta),
+        "rtt_source": rtt_source(cell),
         "status": run.status,
         "failed_attempts": len(run.failed),
         "host": run.host,

@@ -61,6 +61,16 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
     "params": (pl.String(), "workload parameters, JSON object"),
     "network_profile": (pl.String(), "network profile name, or the profile as JSON"),
     "duration_s": (pl.Float64(), "planned length of the measurement window, s"),
+    "tick_rate_hz": (pl.Float64(), "the server's tick rate, Hz (one frame is 1/tick_rate_hz s)"),
+    "profile_rtt_us": (
+        pl.Float64(),
+        "the round trip the network profile adds (its two one-way delays), µs; 0 for lan",
+    ),
+    "rtt_source": (
+        pl.String(),
+        "where the RTT rows of kind net come from: probe:<hz> (the periodic net probe), stream "
+        "(the stream's own echoes), pingpong, or none",
+    ),
     "status": (pl.String(), "ok, failed, or not_run"),
     "reason": (
         pl.String(),

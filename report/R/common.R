@@ -28,6 +28,7 @@ md <- function(x) {
   x <- gsub("([\\\\`*_<>#$~^])", "\\\\\\1", x, perl = TRUE)
   x <- gsub("[", "&#91;", x, fixed = TRUE)
   x <- gsub("]", "&#93;", x, fixed = TRUE)
+  x <- gsub("@", "&#64;", x, fixed = TRUE)  # kcp@1.10 is a version, not an e-mail address
   gsub("|", "&#124;", x, fixed = TRUE)
 }
 `%||%` <- function(a, b) if (is.null(a)) b else a  # base R has it only from 4.4

@@ -105,6 +105,7 @@ class Plan:
     runs: list[Run]
     unavailable: list[Unavailable] = field(default_factory=list)
     order: str = run_order.SHUFFLE  # order.py
+    question: str | None = None  # the report's first line
 
     @functools.cached_property
     def by_key(self) -> dict[str, Run]:
@@ -148,6 +149,7 @@ class Plan:
             "estimate_s": round(self.estimate_s(), 1),
             "window_s": round(self.window_s(), 1),
             "budget_min": self.budget_min,
+            "question": self.question,
             "unavailable": [_unavail(u) for u in self.unavailable],
             "runs": [{"key": r.key, "block": r.block, "cell": r.cell} for r in self.runs],
         }
@@ -436,6 +438,7 @@ def plan(
         runs=runs,
         order=doc.get("order", run_order.SHUFFLE),
         unavailable=gone,
+        question=doc.get("question"),
     )
 
 

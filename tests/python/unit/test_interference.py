@@ -25,8 +25,8 @@ from monitors.sampler import (
     read_monitor,
     read_samples,
 )
-from report import figdata, sentences
 from report import history as history_report
+from report import sentences, tables
 from stats import analyse, interference
 from stats.history.decide import confirm, decide, write_decision
 from stats.history.store import import_night, night_table, read_history
@@ -224,10 +224,10 @@ def test_a_campaign_leaves_flagged_runs_out_of_comparisons_and_says_so(tmp_path:
     assert "left out of comparisons" in said and "kcp-p20/r1 (0.9 cores)" in said
     assert "interference" in dict(sentences.SECTIONS)["What cannot be concluded"]
     # The report's table shows them with the stats stage's reason, and nothing else.
-    table = figdata.interference_table(runs)
+    table = tables.interference_table(runs)
     assert table["run"].to_list() == ["kcp-p20/r1", "kcp-p20/r2"]
     assert table["reason"].to_list()[0].startswith("others used 0.90 cores")
-    assert figdata.interference_table(runs.drop("interference")).height == 0
+    assert tables.interference_table(runs.drop("interference")).height == 0
     # A runs table without the columns (older campaigns) has no such finding.
     old = runs.drop("interference", "interference_reason", "others_cpu_cores", "steal_cores")
     assert not [f for f in analyse.findings(old, analyse.cells(old), analyse.comparisons(old))

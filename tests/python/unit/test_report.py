@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from report import figdata
+from report import figdata, tables
 from stats import analyse
 
 from support import report_fixture
@@ -45,7 +45,30 @@ def test_synthetic_campaign_has_every_figure_type(synthetic: dict[str, Path]) ->
         assert f["caption"] and f["runs"] > 0, fid
         for name in f["files"]:
             table = pl.read_csv(synthetic["results"] / "figures" / name)
-            assert table.height > 0, name
+            # Threshold lines only where the data reach them: none in this campaign.
+            assert table.height > 0 or name == "rtt-players.lines.csv", name
+    assert "lie above every value: not drawn" in figs["rtt-players"]["caption"]
+
+
+def test_threshold_lines_only_in_the_panels_their_data_reach(tmp_path: Path) -> None:
+    from report import figdata
+    from report.display import Display
+
+    out = tmp_path
+    runs = pl.DataFrame({"panel": ["idle", "idle", "active"], "metric_label": ["RTT p99 (ms)"] * 3,
+                         "y": [20.0, 80.0, 30.0]})  # fmt: skip
+    cells = runs.with_columns(pl.col("y").alias("y_high"))
+    runs.write_csv(out / "f.runs.csv")
+    cells.write_csv(out / "f.cells.csv")
+    fig = figdata.Figure("f", "t", expected=True, caption="c.")
+    disp = Display({}, {}, {}, {}, (50_000.0, 75_000.0, 100_000.0))
+    figdata._threshold_lines(fig, out, disp)
+    lines = pl.read_csv(out / "f.lines.csv")
+    assert lines.select("panel", "y", "label").rows() == [
+        ("idle", 50.0, "50 ms"),
+        ("idle", 75.0, "75 ms"),
+    ]
+    assert "in the panels whose values reach them" in fig.caption
 
 
 def test_figure_data_carries_the_stats_numbers(synthetic: dict[str, Path]) -> None:
@@ -104,9 +127,31 @@ def test_warmup_table_names_every_unsettled_run(synthetic: dict[str, Path]) -> N
     runs = pl.read_parquet(synthetic["results"] / "runs.parquet")
     unsettled = runs.filter(pl.col("warmup_second_half").fill_null(False))
     assert unsettled.height == 1
-    row = table.filter(pl.col("cell_id") == unsettled["cell_id"][0]).row(0, named=True)
-    assert row["not_settled"] == unsettled["run_id"][0]
+    u = unsettled.row(0, named=True)
+    row = table.filter(
+        (pl.col("transport") == u["transport"]) & (pl.col("players") == u["players"])
+        & (pl.col("workload").str.starts_with(u["workload"]))
+        & (pl.col("profile") == u["network_profile"])
+        & (pl.col("version") == u["library_version"])
+    ).row(0, named=True)  # fmt: skip
+    assert row["not_settled"] == u["run_id"]
     assert table["runs"].sum() == runs.filter(pl.col("status") == "ok").height
+    # Keyed as a reader names a cell, sorted, no hashed ids.
+    assert "cell_id" not in table.columns
+    keys = table.select("transport", "version", "players").rows()
+    assert keys == sorted(keys)
+
+
+def test_a_note_every_warmup_row_shares_is_said_once() -> None:
+    ok = pl.DataFrame(
+        {"cell_id": ["a", "a", "b"], "run_id": ["r1", "r2", "r1"], "transport": ["tcp", "tcp", "kcp"],
+         "library_version": ["pinned"] * 3, "players": [20, 20, 100], "workload": ["active"] * 3,
+         "params": ["{}"] * 3, "network_profile": ["lan"] * 3, "warmup_cut_s": [None] * 3,
+         "warmup_note": ["window too short for MSER-5"] * 3}
+    )  # fmt: skip
+    table, shared = tables.warmup_table(ok)
+    assert shared == "window too short for MSER-5" and "notes" not in table.columns
+    assert table["transport"].to_list() == ["kcp", "tcp"]
 
 
 def test_failed_runs_table_has_every_run_not_ok_with_its_cause(synthetic: dict[str, Path]) -> None:
@@ -120,5 +165,5 @@ def test_failed_runs_table_has_every_run_not_ok_with_its_cause(synthetic: dict[s
     }
     assert set(table["exit_code"]) == {2} and set(table["attempts"]) == {3}
     # Results written before the failure columns existed still give the table.
-    old = figdata.failed_table(runs.drop("exit_code", "stderr_tail", "failure_summary"))
+    old = tables.failed_table(runs.drop("exit_code", "stderr_tail", "failure_summary"))
     assert old["cause"].to_list() == [""] * bad.height

@@ -17,7 +17,7 @@ from prototypes.contract import argv
 from prototypes.contract import manifest as manifests
 from prototypes.contract.checklogs.meta import report_transport_settings
 from report import transports as report_transports
-from stats import analyse
+from stats import comparisons
 from workflow import layout
 from workflow.campaign import expand as campaigns
 from workflow.campaign import order
@@ -127,7 +127,7 @@ def test_the_statistics_never_pool_a_variant_or_other_options_with_stock() -> No
             "library_version": ["pinned", "pinned", "pinned", "v4.2.26"],
         }
     )
-    labels = analyse._with_variant(runs)["_variant"].to_list()
+    labels = comparisons.with_variant(runs)["_variant"].to_list()
     assert labels == [
         "enet",
         "enet+merged-acks",

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from report import figdata, render, sentences
+from report import render, sentences, tables
 
 from support import report_checks as rc
 from support import report_fixture, snapshot
@@ -45,6 +45,18 @@ def test_report_is_self_contained_with_every_figure(rendered: dict[str, Path]) -
     assert "None: every figure type was drawn." in rc.text(page)
 
 
+def _cell_ids(cells: pl.DataFrame) -> dict[tuple[str, ...], str]:
+    """(transport, version, players, workload, profile) as the tables show them -> cell id."""
+    out = {}
+    for r in cells.unique("cell_id").iter_rows(named=True):
+        label = sentences.params_label(r["params"])
+        workload = f"{r['workload']} ({label})" if label else r["workload"]
+        key = (r["transport"], str(r["library_version"]), str(r["players"]), workload,
+               r["network_profile"])  # fmt: skip
+        out[key] = r["cell_id"]
+    return out
+
+
 def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -> None:
     page = rendered["html"].read_text()
     words = rc.text(page)
@@ -62,6 +74,12 @@ def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -
     rows = rc.tables(page)["cells"]
     header, body = rows[0], rows[1:]
     assert len(body) == cells["cell_id"].n_unique()
+    # Rows are keyed as a reader names a cell and sorted by those keys.
+    assert header[:5] == ["transport", "version", "players", "workload", "profile"]
+    assert [r[:3] for r in body] == sorted(
+        (r[:3] for r in body), key=lambda k: (k[0], k[1], int(k[2]))
+    )
+    ids = _cell_ids(cells)
     for metric, column, div in (
         ("rtt_net_p50_us", "RTT p50", 1000), ("server_cpu_cores", "server CPU", 1),
         ("server_rss_bytes", "server RSS", 2**20),
@@ -71,8 +89,8 @@ def test_numbers_in_the_text_equal_the_stats_tables(rendered: dict[str, Path]) -
         }
         i, j = header.index(column), header.index(f"{column} interval")
         for row in body:
-            stats = by_cell[row[0]]
-            assert float(row[i]) == rc.signif(stats["estimate"] / div), (row[0], metric)
+            stats = by_cell[ids[tuple(row[:5])]]
+            assert float(row[i]) == rc.signif(stats["estimate"] / div), (row[:5], metric)
             if stats["ci_low"] is None:
                 assert row[j] == ""
             else:
@@ -91,12 +109,14 @@ def test_failed_runs_and_unsettled_runs_are_listed(rendered: dict[str, Path]) ->
     # The stderr lines reach the page as written, whatever Markdown would make of them.
     assert failed[1:] == [
         [f"{r['cell_id']}/{r['run_id']}", r["status"], r["reason"], str(r["exit_code"]),
-         str(r["attempts"]), figdata.CAUSE_SEPARATOR.join(json.loads(r["stderr_tail"]))]
+         str(r["attempts"]), tables.CAUSE_SEPARATOR.join(json.loads(r["stderr_tail"]))]
         for r in runs.filter(pl.col("status") != "ok").iter_rows(named=True)
     ]  # fmt: skip
     warm = rc.tables(rendered["html"].read_text())["warm-up"]
-    flagged = [row for row in warm[1:] if row[5]]
-    assert [(row[0], row[5]) for row in flagged] == [
+    column = warm[0].index("runs that did not settle")
+    ids = _cell_ids(pl.read_csv(rendered["results"] / "cells.csv"))
+    flagged = [row for row in warm[1:] if row[column]]
+    assert [(ids[tuple(row[:5])], row[column]) for row in flagged] == [
         (r["cell_id"], r["run_id"])
         for r in runs.filter(pl.col("warmup_second_half").fill_null(False)).iter_rows(named=True)
     ]

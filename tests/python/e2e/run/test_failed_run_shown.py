@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from report import figdata
+from report import tables
 from stats import ingest
 from workflow.campaign import expand as campaigns
 from workflow.campaign import progress, records
@@ -97,7 +97,7 @@ def test_report_failed_runs_table_carries_the_cause(failed: dict, tmp_path: Path
     row = runs.filter(pl.col("status") == "failed").row(0, named=True)
     assert (row["exit_code"], row["attempts"], row["failed_process"]) == (4, 2, "client-0")
     assert json.loads(row["stderr_tail"]) == [CLIENT_STDERR]
-    table = figdata.failed_table(runs)
+    table = tables.failed_table(runs)
     assert table.columns == ["run", "status", "reason", "exit_code", "attempts", "cause"]
     assert table.rows() == [
         (failed["key"], "failed", "client_exit", 4, 2, CLIENT_STDERR),
