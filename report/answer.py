@@ -55,15 +55,15 @@ def scale_text(f: Mapping[str, Any]) -> str:
         frame = f["frame_us"]
         hz = 1e6 / frame
         text = (
-            f"{_pct(a, frame)} and {_pct(b, frame)} of one {sentences.fmt(hz)} Hz frame "
+            f"{_pct(a, frame)} / {_pct(b, frame)} of a {sentences.fmt(hz)} Hz frame "
             f"({sentences.fmt(frame / 1e3)} ms)"
         )
         if f.get("profile_rtt_us"):
             shown = sentences.fmt(f["profile_rtt_us"] / 1e3)
-            text += f"; the network profile alone adds {shown} ms"
+            text += f"; the profile alone adds {shown} ms"
         return text
     if metric == "server_cpu_cores":
-        return f"{_pct(a, 1.0)} and {_pct(b, 1.0)} of one core"
+        return f"{_pct(a, 1.0)} / {_pct(b, 1.0)} of one core"
     return ""
 
 
@@ -144,6 +144,6 @@ def question(
     if not names:
         return "What did each configuration measure?"
     listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-    where = sorted(set(answer["where"].to_list())) if answer.height else []
+    where = list(dict.fromkeys(answer["where"].to_list())) if answer.height else []
     at = f", at {' and '.join(where)}" if 0 < len(where) <= 3 else ""
     return f"Which of {listed} is faster and cheaper{at}?"

@@ -199,7 +199,7 @@ def metric_label(metric: str) -> str:
 
 def verdict_words(f: Finding) -> str:
     """A comparison's verdict in words, naming the side it is about: "kcp slower",
-    "tcp cheaper", "no difference shown", "not compared"."""
+    "tcp cheaper", "undecided (BH-adjusted p 0.15)", "no difference shown", "not compared"."""
     ctx = f["context"]
     _, lower, higher = _COMPARED.get(ctx["metric"], ("", "lower", "higher"))
     match f.get("verdict"):
@@ -209,6 +209,8 @@ def verdict_words(f: Finding) -> str:
             return f"{ctx['b']} {higher}"
         case "not_compared":
             return "not compared"
+        case "undecided":
+            return f"undecided (BH-adjusted p {fmt(f.get('p_adjusted'), 2)})"
         case _:
             return "no difference shown"
 

@@ -10,7 +10,8 @@ interval, Cliff's delta, the Mann-Whitney p and its Benjamini-Hochberg adjustmen
 that has a p, and the verdict:
 
     lower / higher   the BH-adjusted p is below ALPHA and the ratio's interval excludes 1
-    no_difference    otherwise: the interval bounds what the runs allow
+    undecided        one of the two holds, not both (e.g. too few usable runs for the test)
+    no_difference    neither: the interval bounds what the runs allow
     not_compared     one side has no usable run (the note says which)
 
 Suspect runs (stats.suspects) are named per row, with the result with the choice about them
@@ -43,7 +44,7 @@ CONTEXT_KEYS: Final = (
     "prototype", "players", "workload", "params", "network_profile", "duration_s",
 )  # fmt: skip
 ALPHA: Final = 0.05
-VERDICTS: Final = ("lower", "higher", "no_difference", "not_compared")
+VERDICTS: Final = ("lower", "higher", "undecided", "no_difference", "not_compared")
 
 
 def _options_label(options_json: str | None) -> str:
@@ -81,13 +82,11 @@ def _comparable(a: str, b: str) -> bool:
 
 def verdict(p_adjusted: float | None, low: float | None, high: float | None) -> str:
     """The rule every comparison is decided by (b against a)."""
-    if p_adjusted is None or low is None or high is None or p_adjusted >= ALPHA:
-        return "no_difference"
-    if high < 1.0:
-        return "lower"
-    if low > 1.0:
-        return "higher"
-    return "no_difference"
+    significant = p_adjusted is not None and p_adjusted < ALPHA
+    excludes = low is not None and high is not None and (high < 1.0 or low > 1.0)
+    if significant and excludes:
+        return "lower" if high < 1.0 else "higher"  # type: ignore[operator]
+    return "undecided" if significant or excludes else "no_difference"
 
 
 def _values(df: pl.DataFrame, metric: str) -> np.ndarray:

@@ -53,6 +53,8 @@ def far(values: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """Which values are far from their siblings (RULE)."""
     x = np.asarray(values, dtype=np.float64)
     z = modified_z(x)
+    if not np.isfinite(z).any():
+        return np.zeros(x.shape, dtype=bool)
     with np.errstate(all="ignore"):
         factor = np.abs(np.log(x / np.nanmedian(np.where(x > 0, x, np.nan))))
     return np.isfinite(z) & (np.abs(z) > Z_MAX) & (factor >= np.log(FACTOR_MIN))

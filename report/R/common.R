@@ -29,7 +29,15 @@ md <- function(x) {
   x <- gsub("[", "&#91;", x, fixed = TRUE)
   x <- gsub("]", "&#93;", x, fixed = TRUE)
   x <- gsub("@", "&#64;", x, fixed = TRUE)  # kcp@1.10 is a version, not an e-mail address
+  x <- gsub("--", "-\\-", x, fixed = TRUE)  # a flag's two hyphens, not an en dash
   gsub("|", "&#124;", x, fixed = TRUE)
 }
+# Text with `code` spans (the check-list's commands): the spans stay code, so a command is shown
+# and pasted as written (no smart dashes, no literal backticks); the rest is escaped by md().
+md_code <- function(x) vapply(as.character(x), function(s) {
+  parts <- strsplit(s, "`", fixed = TRUE)[[1]]
+  if (length(parts) < 2) return(md(s))
+  paste(ifelse(seq_along(parts) %% 2 == 0, paste0("`", parts, "`"), md(parts)), collapse = "")
+}, "", USE.NAMES = FALSE)
 `%||%` <- function(a, b) if (is.null(a)) b else a  # base R has it only from 4.4
 options(knitr.kable.NA = "")  # an empty cell, not "NA", where a table has no value

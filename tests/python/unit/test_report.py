@@ -144,7 +144,8 @@ def test_warmup_table_names_every_unsettled_run(synthetic: dict[str, Path]) -> N
 
 def test_a_note_every_warmup_row_shares_is_said_once() -> None:
     ok = pl.DataFrame(
-        {"cell_id": ["a", "a", "b"], "run_id": ["r1", "r2", "r1"], "transport": ["tcp", "tcp", "kcp"],
+        {"cell_id": ["a", "a", "b"], "run_id": ["r1", "r2", "r1"],
+         "transport": ["tcp", "tcp", "kcp"],
          "library_version": ["pinned"] * 3, "players": [20, 20, 100], "workload": ["active"] * 3,
          "params": ["{}"] * 3, "network_profile": ["lan"] * 3, "warmup_cut_s": [None] * 3,
          "warmup_note": ["window too short for MSER-5"] * 3}
