@@ -183,6 +183,10 @@ func TestServerSideClose(t *testing.T) {
 	if err := s.NextReason(t, "client", 5*time.Second); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("client got %v, want peer closed", err)
 	}
+	// The server's Disconnected comes from its own host loop once ENet acknowledged the
+	// disconnect (or linger_ms ran out): after the client's, not before it.
+	transporttest.WaitFor(t, "server Disconnected", 5*time.Second, func() bool { return srv.NumDisconnected() >= 1 })
+	time.Sleep(50 * time.Millisecond)
 	if srv.NumDisconnected() != 1 {
 		t.Fatalf("server Disconnected calls: %d", srv.NumDisconnected())
 	}
