@@ -24,7 +24,11 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "campaign.qmd"
 TIMEOUT_S = 600
 # What a render needs besides the .qmd itself: the project file and the shared R helpers.
-SUPPORT = ("_quarto.yml", "R")
+SUPPORT = ("_quarto.yml", "R", "typst-tables.lua")
+# Tables in the PDF: wide ones (the cells table has 13 columns) printed over each other at 10 pt
+# with the Markdown's column widths; 7 pt, 3 pt cell insets and widths from the content
+# (typst-tables.lua) keep every word apart (tests/python/support/pdf_words.py checks the PDFs).
+TABLE_TEXT_PT = 7
 
 
 class RenderError(RuntimeError):
@@ -89,7 +93,9 @@ def _pdf_via_typst(work: Path, qmd: Path, params: Mapping[str, str]) -> Path:
         [
             _pandoc3(), str(md), "-s", "-t", "typst", "-o", str(typ),
             # pandoc wraps tables in figures, which typst never breaks across pages
-            "-V", "header-includes=#show figure: set block(breakable: true)",
+            "-V", "header-includes=#show figure: set block(breakable: true)\n"
+            f"#show table: set text(size: {TABLE_TEXT_PT}pt)\n#set table(inset: 3pt)",
+            "--lua-filter", "typst-tables.lua",
             "-V", "papersize=a4", "-V", "fontsize=10pt",
         ],
         work,

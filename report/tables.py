@@ -96,8 +96,8 @@ def warmup_table(ok: pl.DataFrame) -> tuple[pl.DataFrame, str]:
 
 def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
     """The report's cells table: per cell its ok/planned runs and, per TABLE_METRICS, the median
-    and its interval in the shown unit (3 significant digits; "n/a" without a median, empty
-    without an interval); and a sentence naming the shown units."""
+    with its interval in the shown unit in one column (3 significant digits; "n/a" without a
+    median, no brackets without an interval); and a sentence naming the shown units."""
     first = cells.filter(pl.col("metric") == TABLE_METRICS[0])
     table = _readable(
         first.with_columns(pl.format("{}/{}", "n_runs", "runs_planned").alias("runs")),
@@ -115,18 +115,17 @@ def cells_table(cells: pl.DataFrame, disp: Display) -> tuple[pl.DataFrame, str]:
         rows = {
             r["cell_id"]: r for r in cells.filter(pl.col("metric") == metric).iter_rows(named=True)
         }
-        values, bounds = [], []
+        # The median and its interval in one column: "0.104 [0.0858, 0.108]" (the PDF's
+        # page has no room for a second column per metric).
+        values = []
         for cell_id in table["cell_id"]:
             r = rows.get(cell_id) or {}
-            values.append(sentences.fmt(r.get("y")))
             low = r.get("y_low")
-            bounds.append(
-                "" if low is None else f"[{sentences.fmt(low)}, {sentences.fmt(r.get('y_high'))}]"
+            bounds = (
+                "" if low is None else f" [{sentences.fmt(low)}, {sentences.fmt(r.get('y_high'))}]"
             )
-        table = table.with_columns(
-            pl.Series(name, values, dtype=pl.String),
-            pl.Series(f"{name} interval", bounds, dtype=pl.String),
-        )
+            values.append(sentences.fmt(r.get("y")) + bounds)
+        table = table.with_columns(pl.Series(name, values, dtype=pl.String))
     # How small a change a night against a baseline of as many runs would detect, per metric
     # a nightly decides on (stats.power via the cells table's mde_ratio).
     for metric in (m for m in DETECTABLE_METRICS if m in metrics):

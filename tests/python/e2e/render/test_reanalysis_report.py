@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from report import reanalysis as rea_report
 from stats import reanalysis as rea
 
+from support import pdf_words
 from support.marks import needs_r
 from support.paths import REPO
 
@@ -93,3 +95,11 @@ def test_report_states_the_findings_verbatim(rendered: str, shown: dict[str, Any
     for flaw in shown["dataset_flaws"]:
         assert flaw in text, flaw
     assert "Each configuration ran once." in text
+
+
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) missing")
+def test_pdf_words_never_print_over_each_other(results: Path, tmp_path: Path) -> None:
+    """Its tables have up to 12 columns: in the PDF no word may overlap another."""
+    pdf = tmp_path / "index.pdf"
+    rea_report.render(results, tmp_path / "index.html", pdf=pdf)
+    assert pdf_words.collisions(pdf_words.words(pdf)) == []

@@ -19,6 +19,7 @@ import pytest
 from report import figdata, render
 from stats import analyse
 
+from support import pdf_words
 from support.marks import CHROMIUM, needs_chromium, needs_r
 from support.paths import REPO
 
@@ -46,7 +47,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[s
     analyse.analyse(results)
     figdata.shape(results)
     html = results.parent / "out" / "index.html"
-    render.render({"results": str(results)}, html)
+    render.render({"results": str(results)}, html, pdf=html.with_suffix(".pdf"))
     errors: list[str] = []
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(
@@ -89,6 +90,12 @@ def test_the_page_loads_without_console_errors(page: tuple[Any, list[str], Path]
     _, errors, _ = page
     assert errors == []
     assert (_artifacts() / "quick-report-first-screen.png").stat().st_size > 10_000
+
+
+def test_its_pdf_has_no_word_over_another(page: tuple[Any, list[str], Path]) -> None:
+    _, _, results = page
+    pdf = results.parent / "out" / "index.pdf"
+    assert pdf_words.collisions(pdf_words.words(pdf)) == []
 
 
 def test_suspect_runs_are_named_in_the_comparisons(page: tuple[Any, list[str], Path]) -> None:
