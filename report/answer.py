@@ -1,13 +1,13 @@
 """The report's answer: the campaign's question and a table of every planned comparison.
 
-    netstick report CAMPAIGN --step figures   ->   figures/answer.csv, figures/comparisons.csv
+    netstick report CAMPAIGN --step figures   ->   figures/answer.csv, figures/comparisons-table.csv
 
 Both tables are shaped from the stats stage's comparison findings (findings.json; computed in
 stats/comparisons.py): per comparison both medians with their intervals, the ratio with its
 interval, the verdict in words (report/sentences.py) and the scale that gives a number its
 meaning: a round trip as a share of one frame at the tick rate, beside the round trip the network
 profile itself adds; server CPU as a share of one core. answer.csv holds the ANSWER_METRICS rows
-(the first screen), comparisons.csv every row, with p, Cliff's delta and the suspect runs.
+(the first screen), comparisons-table.csv every row, with p, Cliff's delta and the suspect runs.
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ def _idle_active(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display
     keys = [k for k in ROW_KEYS if k in ok.columns]
     runs = _series(_runs_long(subruns, metrics, keys, disp))
     what = (
-        "RTT p50 of the network probe and server CPU with idle players (connected, not moving) "
+        "RTT p50 and server CPU with idle players (connected, not moving) "
         "and active players, per transport and player count."
     )
     return _points_and_intervals(
@@ -379,7 +379,7 @@ def _envmod_time(ok: pl.DataFrame, series: pl.DataFrame, out: Path) -> Figure:
     fig.runs = env.height
     fig.caption = (
         "Environment modification: the server places ever faster growing layers of blocks. "
-        "Top: RTT p50 of the network probe per second; bottom: the server's send rate (KiB/s, "
+        "Top: RTT p50 per second; bottom: the server's send rate (KiB/s, "
         "its veth counters: what the players receive). Thin lines: runs; band: range over runs; "
         f"thick line: median over runs. {env.height} ok runs."
     )
@@ -404,7 +404,7 @@ def _profiles(ok: pl.DataFrame, cells: pl.DataFrame, out: Path, disp: Display) -
     runs = _panel(_series(_runs_long(ok, metrics, keys, disp)), ("players", "workload", "params"))
     cell = _panel(_series(_cells_for(cells, metrics)), ("players", "workload", "params"))
     what = (
-        "RTT p50 and p99 of the network probe per transport under each network profile "
+        "RTT p50 and p99 per transport under each network profile "
         "(emulated in user space: delay, jitter, loss)."
     )
     return _points_and_intervals(fig, runs, cell, out, what, _level_pct(cells), ok.height)
@@ -432,7 +432,7 @@ def _versions(
     n_cp = int(data["change_point"].sum())
     metric = data["metric"][0]
     fig.caption = (
-        f"{disp.names.get(metric, metric)} of the network probe per library version (in version "
+        f"{disp.names.get(metric, metric)} per library version (in version "
         f"order), median over runs with its {_level_pct(cells)} % order-statistic interval; red: "
         f"change points found by E-divisive (apache-otava) on the series of cell medians "
         f"({n_cp} found). {versioned.height} ok runs over "
@@ -517,13 +517,13 @@ def shape(results: Path) -> list[Figure]:
     found = _findings(results)
     first = answer.rows(answer.answer_findings(found), answer.ANSWER_METRICS)
     _write(first, out, "answer.csv")
-    _write(answer.rows(found), out, "comparisons.csv")
+    _write(answer.rows(found), out, "comparisons-table.csv")
     plan = read_json(results / "plan.json") or {}
     doc = {
         "answer": {
             "question": answer.question(plan, first, found),
             "file": "answer.csv",
-            "comparisons": "comparisons.csv",
+            "comparisons": "comparisons-table.csv",
             "rtt_source": rtt_source_words(runs),
             "suspect_rule": _findings_doc(results).get("suspect_rule") or "",
         },

@@ -66,15 +66,16 @@ def version_comparisons(
     results: Path, metrics: tuple[str, ...] = METRICS, *, versions_only: bool = False
 ) -> list[dict[str, Any]]:
     """The campaign's comparisons of the metrics (versions_only: only those between two versions
-    of one transport), each with its verdict: a difference where the interval excludes 1 and the
-    BH-adjusted p is below 0.05, else the interval bounds it."""
+    of one transport), each with the stats stage's verdict (stats/comparisons.py): a difference
+    where the interval excludes 1 and the BH-adjusted p is below 0.05, else the interval bounds
+    it."""
     comps = pl.read_parquet(results / "comparisons.parquet")
     rows = []
     for r in comps.filter(pl.col("metric").is_in(list(metrics))).iter_rows(named=True):
         if versions_only and r["a"].split("@")[0] != r["b"].split("@")[0]:
             continue
         low, high, q = r["ci_low"], r["ci_high"], r.get("p_bh")
-        real = low is not None and high is not None and (low > 1 or high < 1) and (q or 1) < 0.05
+        verdict = {"lower": "difference", "higher": "difference", "not_compared": "not compared"}
         rows.append(
             {
                 "a": r["a"],
@@ -87,7 +88,7 @@ def version_comparisons(
                 "p_bh": q,
                 "n_a": r["n_a"],
                 "n_b": r["n_b"],
-                "verdict": "difference" if real else "no difference shown; bound = interval",
+                "verdict": verdict.get(r["verdict"], "no difference shown; bound = interval"),
             }
         )
     return rows

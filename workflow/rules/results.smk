@@ -29,6 +29,8 @@ rule stats:
         RESULTS / "comparisons.csv",
         RESULTS / "changepoints.parquet",
         RESULTS / "changepoints.csv",
+        RESULTS / "far-runs.parquet",
+        RESULTS / "far-runs.csv",
         RESULTS / "findings.json",
         RESULTS / "metrics.json",
     shell:
@@ -43,6 +45,8 @@ rule figure_data:
         RESULTS / "changepoints.parquet",
         RESULTS / "findings.json",
         RESULTS / "metrics.json",
+        # the campaign's question (the facts step's copy of the plan)
+        RESULTS / "plan.json",
     output:
         RESULTS / "figures" / "manifest.json",
     shell:

@@ -91,3 +91,27 @@ def text(page: str) -> str:
     body = re.sub(r"<[^>]+>", " ", body)
     # pandoc typesets apostrophes; the statements in findings.json use plain ones
     return re.sub(r"\s+", " ", html.unescape(body)).replace("\u2019", "'")
+
+
+# The programs a report tells its reader to run (the check-list, the commands to reproduce).
+COMMAND_STARTS = (
+    "make",
+    "git",
+    ".venv/bin/snakemake",
+    ".venv/bin/netstick",
+    "snakemake",
+    "netstick",
+)
+_CODE = re.compile(r"<code[^>]*>(.*?)</code>", re.DOTALL)
+
+
+def commands(page: str) -> list[str]:
+    """Every command the page shows as code (inline code, and each line of a code block that is
+    not a comment), as a reader would copy it: tags removed, entities resolved."""
+    out: list[str] = []
+    for block in _CODE.findall(page):
+        for line in html.unescape(re.sub(r"<[^>]+>", "", block)).splitlines():
+            line = line.strip()
+            if line.split(" ", 1)[0] in COMMAND_STARTS:
+                out.append(line)
+    return out

@@ -8,6 +8,7 @@ import contextlib
 import csv
 import json
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -21,7 +22,7 @@ from support import leftovers
 from support import report_checks as rc
 from support import workflow_runner as wr
 from support.marks import needs_snakemake
-from support.paths import NETSTICK
+from support.paths import NETSTICK, REPO
 
 pytestmark = needs_snakemake
 
@@ -80,6 +81,8 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
     ids = {e["@id"] for e in crate["@graph"]}
     assert {"index.html", "data/cells.csv", "data/findings.json", "data/artifact.json"} <= ids
 
+    _commands_paste(page)
+
     summary = json.loads((raw / "summary.json").read_text())
     assert summary["runs"] == {"total": 4, "ok": 4, "failed": 0, "not_run": 0}
     assert "== campaign wf-basic: 4 of 4 runs ok, 0 failed, 0 not run ==" in out
@@ -93,6 +96,31 @@ def test_campaign_runs_in_seeded_order_and_ends_with_table_page_summary(tmp_path
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
     assert scratch.tree_digest(raw) == before
+
+
+def _commands_paste(page: str) -> None:
+    """Every command of the report's check-list and appendix is code, pasted as written (plain
+    ASCII: no en dash for a flag's two hyphens, no stray backticks), and runs: each netstick
+    part with --help, each make target as a dry run (make -n) from the repository root; a
+    snakemake command's profile exists (a dry run would need the campaign in the repository)."""
+    found = rc.commands(page)
+    assert any("--profile das6" in c for c in found), found
+    assert any(c.startswith(".venv/bin/netstick report") for c in found), found
+    for command in found:
+        assert command.isascii() and "`" not in command, command
+        for part in command.split(" && "):
+            argv = shlex.split(part)
+            check = None
+            if argv[0].endswith("netstick"):
+                check = [str(NETSTICK), *argv[1:], "--help"]
+            elif argv[0] == "make":
+                check = ["make", "-n", "-C", str(REPO), *argv[1:]]
+            if check is not None:
+                run = subprocess.run(check, capture_output=True, text=True, timeout=60, check=False)
+                assert run.returncode == 0, (part, run.stderr)
+            elif argv[0].endswith("snakemake") and "--profile" in argv:
+                profile = argv[argv.index("--profile") + 1]
+                assert (REPO / "profiles" / profile / "config.yaml").is_file(), part
 
 
 def test_failed_attempt_is_retried_and_kept(tmp_path: Path) -> None:
