@@ -197,7 +197,7 @@ def metric_label(metric: str) -> str:
     return _COMPARED.get(metric, (_rtt_label(metric), "", ""))[0]
 
 
-def verdict_words(f: Finding) -> str:
+def verdict_words(f: Finding, with_p: bool = True) -> str:
     """A comparison's verdict in words, naming the side it is about: "kcp slower",
     "tcp cheaper", "undecided (BH-adjusted p 0.15)", "no difference shown", "not compared"."""
     ctx = f["context"]
@@ -209,8 +209,10 @@ def verdict_words(f: Finding) -> str:
             return f"{ctx['b']} {higher}"
         case "not_compared":
             return "not compared"
-        case "undecided":
+        case "undecided" if with_p:
             return f"undecided (BH-adjusted p {fmt(f.get('p_adjusted'), 2)})"
+        case "undecided":
+            return "undecided"
         case _:
             return "no difference shown"
 
@@ -317,7 +319,7 @@ def _comparison(f: Finding) -> str:
     )
     head = (
         f"{ctx['b']} {label} is {ratio_text(f['estimate'], f.get('interval'))} that of {ctx['a']} "
-        f"at {where}: {verdict_words(f)} ({medians}; {tests})"
+        f"at {where}: {verdict_words(f, with_p=False)} ({medians}; {tests})"
     )
     extra = suspects_text(f)
     return f"{head}; {extra}" if extra else head
