@@ -199,8 +199,10 @@ def _threshold_lines(fig: Figure, out: Path, disp: Display) -> None:
     """The papers' thresholds (50, 75, 100 ms) as labelled lines, in each panel only where its
     data reach them: a line above every value would stretch the log axis and press the data
     into its bottom; the caption says what was not drawn."""
-    runs = pl.read_csv(out / f"{fig.id}.runs.csv")
-    cells = pl.read_csv(out / f"{fig.id}.cells.csv")
+    # Typed on reading: a column of a small campaign may hold no number to infer a type from.
+    num = {"y": pl.Float64, "y_high": pl.Float64}
+    runs = pl.read_csv(out / f"{fig.id}.runs.csv", schema_overrides=num, infer_schema_length=None)
+    cells = pl.read_csv(out / f"{fig.id}.cells.csv", schema_overrides=num, infer_schema_length=None)
     both = [
         runs.select("panel", "metric_label", "y"),
         cells.select("panel", "metric_label", pl.col("y_high").alias("y")),

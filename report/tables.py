@@ -36,8 +36,9 @@ FAILURE_COLUMNS = {
 
 
 def _readable(df: pl.DataFrame, *keep: str) -> pl.DataFrame:
-    """The cell's keys as a reader names a cell (transport, version, players, workload with its
-    parameters, network profile) in front of `keep`, sorted by them; no hashed cell ids."""
+    """The cell's keys as a reader names a cell (the prototype where several ran, transport,
+    version, players, workload with its parameters, network profile) in front of `keep`, sorted
+    by them; no hashed cell ids."""
     workload = pl.col("workload").cast(pl.String)
     if "params" in df.columns:
         params = pl.col("params").map_elements(sentences.params_label, return_dtype=pl.String)
@@ -54,8 +55,12 @@ def _readable(df: pl.DataFrame, *keep: str) -> pl.DataFrame:
         workload.alias("_workload"),
         pl.col("network_profile").cast(pl.String).alias("profile"),
     )
-    return shaped.sort("transport", "version", "players", "_workload", "profile").select(
-        "transport", "version", "players", pl.col("_workload").alias("workload"), "profile", *keep
+    keys = ["transport", "version", "players", "_workload", "profile"]
+    # Cells of several prototypes (mono against reference over tcp) differ by prototype alone.
+    if "prototype" in shaped.columns and shaped["prototype"].n_unique() > 1:
+        keys.insert(0, "prototype")
+    return shaped.sort(keys).select(
+        *[pl.col(k).alias("workload") if k == "_workload" else pl.col(k) for k in keys], *keep
     )
 
 
@@ -71,8 +76,9 @@ def warmup_table(ok: pl.DataFrame) -> tuple[pl.DataFrame, str]:
         else pl.lit(False)
     )
     note = pl.col("warmup_note") if "warmup_note" in ok.columns else pl.lit(None, pl.String)
-    keys = [k for k in ("transport", "library_version", "players", "workload", "params",
-                        "network_profile") if k in ok.columns]  # fmt: skip
+    cell_keys = ("prototype", "transport", "library_version", "players", "workload", "params",
+                 "network_profile")  # fmt: skip
+    keys = [k for k in cell_keys if k in ok.columns]
     per_cell = (
         ok.with_columns(flag.alias("_flag"), note.cast(pl.String).alias("_note"))
         .group_by(["cell_id", *keys], maintain_order=True)
