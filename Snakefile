@@ -92,10 +92,14 @@ localrules:
     build_reference,
 
 
+# Every planned record is a target too: a run whose record is missing (never run, interrupted,
+# or moved aside by `netstick campaign reset-failed`) is run at the next start although the
+# report exists, and the runs' newer records then renew the tables and the report.
 rule all:
     input:
         REPORT,
         REPORT_CRATE,
+        _records,
 
 
 _session = {"started": time.monotonic(), "started_unix_ns": time.time_ns(), "monitor": None}

@@ -275,6 +275,8 @@ def players_text(n: Any) -> str:
 
 
 def _suspect_text(s: Mapping[str, Any], unit: str) -> str:
+    if s["why"] == "stalled":
+        return f"{s['run']} (stalled: {s.get('reason')}; left out)"
     if s["why"] == "far":
         factor = s["value"] / s["cell_median"] if s["cell_median"] else None
         return (
@@ -375,12 +377,37 @@ def _interference(f: Finding) -> str:
     )
 
 
+def _stall_parts(tick: float | None, quiet: float | None, bound: float) -> str:
+    parts = []
+    if tick is not None and tick > bound:
+        parts.append(f"no server tick for {fmt(tick, 3)} s")
+    if quiet is not None and quiet > bound:
+        parts.append(f"no probe answered for {fmt(quiet, 3)} s")
+    return "; ".join(parts)
+
+
+@writes("stalled")
+def _stalled(f: Finding) -> str:
+    ctx = f["context"]
+    each = ", ".join(
+        f"{run} ({_stall_parts(tick, quiet, ctx['bound_s'])})"
+        for run, tick, quiet in zip(
+            ctx["runs"], ctx["tick_gap_max_s"], ctx["probe_silence_max_s"], strict=True
+        )
+    )
+    return (
+        f"{f['estimate']} of {ctx['runs_ok']} ok runs stalled inside their window (the server's "
+        f"ticks or every player's answered probes stopped for more than {fmt(ctx['bound_s'])} s): "
+        f"left out of {f.get('left_out_of', 'comparisons')}, kept in the cell tables: {each}"
+    )
+
+
 # Sections of the campaign report's findings, in order: (heading, kinds).
 SECTIONS = (
     ("Scaling with players", ("scaling", "threshold", "slope")),
     ("Transports compared (Benjamini-Hochberg over all tests)", ("comparison",)),
     ("Runs that did not settle", ("warmup",)),
-    ("What cannot be concluded", ("inconclusive", "failed", "interference")),
+    ("What cannot be concluded", ("inconclusive", "failed", "interference", "stalled")),
 )
 
 

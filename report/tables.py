@@ -185,22 +185,30 @@ INTERFERENCE_COLUMNS = {
     "others_cpu_cores": pl.Float64,
     "steal_cores": pl.Float64,
     "interference_reason": pl.String,
+    "stalled": pl.Boolean,
+    "stall_reason": pl.String,
 }
 
 
 def interference_table(runs: pl.DataFrame) -> pl.DataFrame:
-    """The report's table of ok runs measured beside a busy neighbour (stats.interference), in
-    the runs table's order: what the other processes and the hypervisor took of the machine in
-    the window, and the stats stage's reason."""
+    """The report's table of ok runs left out of the comparisons, in the runs table's order:
+    measured beside a busy neighbour (stats.interference: what the other processes and the
+    hypervisor took of the machine in the window) or stalled inside the window (stats.stalls),
+    each with the stats stage's reason."""
     absent = [
         pl.lit(None, t).alias(c) for c, t in INTERFERENCE_COLUMNS.items() if c not in runs.columns
     ]
-    busy = runs.with_columns(absent).filter(
-        (pl.col("status") == "ok") & pl.col("interference").fill_null(False)
-    )
-    return busy.select(
+    full = runs.with_columns(absent)
+    busy = pl.col("interference").fill_null(False)
+    stalled = pl.col("stalled").fill_null(False)
+    left = full.filter((pl.col("status") == "ok") & (busy | stalled))
+    return left.select(
         pl.format("{}/{}", "cell_id", "run_id").alias("run"),
         pl.col("others_cpu_cores").round(3),
         pl.col("steal_cores").round(3),
-        pl.col("interference_reason").alias("reason"),
+        pl.concat_str(
+            [pl.col("interference_reason"), pl.col("stall_reason")],
+            separator="; ",
+            ignore_nulls=True,
+        ).alias("reason"),
     )

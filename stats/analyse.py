@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from stats import changepoints, interference, intervals, power, scaling, suspects
+from stats import changepoints, interference, intervals, power, scaling, stalls, suspects
 from stats.comparisons import COMPARED_METRICS, CONTEXT_KEYS, comparisons, with_variant
 from stats.findings import LEVEL, UNITS, finding, num
 from stats.runs_frame import float_column, ok_runs
@@ -302,6 +302,7 @@ def _caveat_findings(runs: pl.DataFrame, cell_table: pl.DataFrame) -> list[dict[
             )
         )  # fmt: skip
     out += _interference_findings(runs)
+    out += _stall_findings(runs)
     few = cell_table.filter(pl.col("note").is_not_null() & (pl.col("metric") == "rtt_net_p50_us"))
     if few.height:
         out.append(
@@ -330,6 +331,26 @@ def _interference_findings(runs: pl.DataFrame) -> list[dict[str, Any]]:
         "threshold_steal_cores": interference.STEAL_MAX_CORES,
     }
     return [finding("interference", context, len(busy), "count", left_out_of="comparisons")]
+
+
+def _stall_findings(runs: pl.DataFrame) -> list[dict[str, Any]]:
+    """The ok runs whose server or players stalled inside the window (stats.stalls): left out of
+    the comparisons, kept in the cells, each with what stalled."""
+    if "stalled" not in runs.columns:
+        return []
+    hit = ok_runs(runs, ()).filter(pl.col("stalled").cast(pl.Boolean).fill_null(False))
+    if not hit.height:
+        return []
+    context = {
+        "runs_ok": ok_runs(runs, ()).height,
+        "runs": [f"{r['cell_id']}/{r['run_id']}" for r in hit.iter_rows(named=True)],
+        "tick_gap_max_s": [num(r.get("tick_gap_max_s")) for r in hit.iter_rows(named=True)],
+        "probe_silence_max_s": [
+            num(r.get("probe_silence_max_s")) for r in hit.iter_rows(named=True)
+        ],
+        "bound_s": stalls.STALL_S,
+    }
+    return [finding("stalled", context, hit.height, "count", left_out_of="comparisons")]
 
 
 def metrics_doc() -> dict[str, Any]:

@@ -15,9 +15,9 @@ that has a p, and the verdict:
     not_compared     one side has no usable run (the note says which)
 
 Suspect runs (stats.suspects) are named per row, with the result with the choice about them
-reversed: a far run is kept, so the alternative leaves it out; a busy run is left out, so the
-alternative puts it back. Scale columns give a round trip its meaning: one frame at the cells'
-tick rate and the round trip the network profile itself adds.
+reversed: a far run is kept, so the alternative leaves it out; a busy or stalled run is left
+out, so the alternative puts it back. Scale columns give a round trip its meaning: one frame at
+the cells' tick rate and the round trip the network profile itself adds.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any, Final
 import numpy as np
 import polars as pl
 
-from stats import compare, intervals, suspects
+from stats import compare, interference, intervals, suspects
 from stats.findings import LEVEL, num
 from stats.runs_frame import float_column
 
@@ -106,18 +106,24 @@ def _side(df: pl.DataFrame, metric: str, leave_out: set[str], put_back: pl.DataF
 
 
 def _suspects_of(
-    side: str, used: pl.DataFrame, busy: pl.DataFrame, far: Mapping[str, dict[str, Any]]
+    side: str, used: pl.DataFrame, left: pl.DataFrame, far: Mapping[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The suspect runs of one side: far ones among the runs used, busy ones left out."""
+    """The suspect runs of one side: far ones among the runs used, and those left out (busy
+    beside a neighbour, or stalled)."""
     out: list[dict[str, Any]] = []
     for key in used["_key"].to_list():
         if (hit := far.get(key)) is not None:
             out.append({"run": key, "side": side, "why": "far", "value": hit["value"],
                         "cell_median": hit["cell_median"], "z": round(hit["z"], 1)})  # fmt: skip
-    for r in busy.iter_rows(named=True):
-        out.append({"run": r["_key"], "side": side, "why": "busy",
-                    "others_cores": num(r.get("others_cpu_cores")),
-                    "steal_cores": num(r.get("steal_cores"))})  # fmt: skip
+    busy = interference.interfered(left)
+    for r in left.with_columns(busy.alias("_is_busy")).iter_rows(named=True):
+        if r["_is_busy"]:
+            out.append({"run": r["_key"], "side": side, "why": "busy",
+                        "others_cores": num(r.get("others_cpu_cores")),
+                        "steal_cores": num(r.get("steal_cores"))})  # fmt: skip
+        else:
+            out.append({"run": r["_key"], "side": side, "why": "stalled",
+                        "reason": r.get("stall_reason")})  # fmt: skip
     return out
 
 
@@ -186,9 +192,10 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     """Every planned comparison (module docstring), BH over the rows that have a p."""
     if "run_id" not in runs.columns:  # a table built by hand: the rows are the runs
         runs = runs.with_row_index("run_id").with_columns(pl.col("run_id").cast(pl.String))
-    busy = suspects.busy_runs(runs).select(pl.format("{}/{}", "cell_id", "run_id")).to_series()
-    planned = with_variant(runs).with_columns(pl.format("{}/{}", "cell_id", "run_id").alias("_key"))
-    planned = planned.with_columns(pl.col("_key").is_in(busy.to_list()).alias("_busy"))
+    planned = with_variant(runs).with_columns(
+        pl.format("{}/{}", "cell_id", "run_id").alias("_key"),
+        suspects.left_out(runs).alias("_busy"),  # busy beside a neighbour, or stalled
+    )
     far: dict[str, dict[str, dict[str, Any]]] = {}
     for r in suspects.far_runs(runs, COMPARED_METRICS).iter_rows(named=True):
         far.setdefault(r["metric"], {})[f"{r['cell_id']}/{r['run_id']}"] = r

@@ -21,6 +21,7 @@ from typing import Any
 from monitors import callgrind, perfcount
 from monitors.sampler import MONITOR_CSV, Sample, read_monitor
 from prototypes.contract import manifest as manifests
+from prototypes.contract import workloads
 from prototypes.contract.logs import (
     LogFormatError,
     RttColumns,
@@ -28,7 +29,7 @@ from prototypes.contract.logs import (
     read_rtt_logs,
     read_ticks_csv,
 )
-from stats import interference, per_message
+from stats import interference, per_message, stalls
 from stats.resources import mean_cpu_cores, peak_rss_bytes
 from stats.summary import summarize_by_kind
 from stats.window import Window
@@ -49,6 +50,7 @@ class RunData:
     monitor: list[Sample] | None
     players_connected: list[int] | None = None  # server.ticks.csv, one value per tick
     tick_messages: list[per_message.TickMessages] | None = None  # server.ticks.csv, per tick
+    tick_ns: list[int] | None = None  # server.ticks.csv: when each tick's work ended
     server_instructions: int | None = None  # callgrind's or perf's count (server_profiler)
     unread: dict[str, str] = field(default_factory=dict)
 
@@ -83,11 +85,12 @@ def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             unread[str(run_dir / MONITOR_CSV)] = f"{type(exc).__name__}: {exc}"
     ticks = run_dir / "logs" / "server.ticks.csv"
-    players = messages = None
+    players = messages = tick_ns = None
     if ticks.is_file():
         try:
             tick_rows = read_ticks_csv(ticks)
             players = [int(r["players_connected"]) for r in tick_rows]
+            tick_ns = [int(r["t_unix_ns"]) for r in tick_rows]
             messages = per_message.tick_messages(tick_rows)
         except (OSError, ValueError) as exc:
             unread[str(ticks)] = f"{type(exc).__name__}: {exc}"
@@ -112,6 +115,7 @@ def _read(run_dir: Path, meta: dict[str, Any] | None) -> RunData:
         monitor,
         players_connected=players,
         tick_messages=messages,
+        tick_ns=tick_ns,
         server_instructions=instructions,
         unread=unread,
     )
@@ -174,6 +178,9 @@ def measure(data: RunData) -> dict[str, Any]:
     if data.players_connected is not None:
         row["players_connected_max"] = max(data.players_connected, default=None)
     row.update(_per_message(data))
+    source = workloads.rtt_source(meta["cell"]) if isinstance(meta.get("cell"), Mapping) else None
+    net = rtt.t_unix_ns[rtt.kind == "net"]
+    row.update(stalls.measure(data.tick_ns, net, window, source))
     return row
 
 
@@ -230,7 +237,6 @@ def _library(prototype: str, transport: str) -> tuple[str | None, str | None]:
 
 
 DEFAULT_TICK_RATE_HZ = 60  # the contract's -tick-rate default
-DEFAULT_PROBE_HZ = 10  # the contract's -probe-hz default
 
 
 def _profile_rtt_us(meta: Mapping[str, Any] | None) -> float | None:
@@ -240,20 +246,6 @@ def _profile_rtt_us(meta: Mapping[str, Any] | None) -> float | None:
     if not isinstance(spec, Mapping):
         return None
     return 1000.0 * sum(float((spec.get(d) or {}).get("delay_ms", 0)) for d in ("up", "down"))
-
-
-def rtt_source(cell: Mapping[str, Any]) -> str:
-    """Where a run's RTT rows of kind net come from (CONTRACT.md, workloads and -probe-hz):
-    "stream" (the stream's own echoes), "pingpong" (its probes one at a time), "probe:<hz>"
-    (the periodic net probe), or "none" (periodic probes off and no workload that probes)."""
-    if cell["workload"] in ("stream", "pingpong"):
-        return str(cell["workload"])
-    flags = [str(f) for f in cell.get("extra_client_flags", [])]
-    hz: float = DEFAULT_PROBE_HZ
-    for i, flag in enumerate(flags[:-1]):
-        if flag.lstrip("-") == "probe-hz":
-            hz = float(flags[i + 1])
-    return "none" if hz == 0 else f"probe:{hz:g}"
 
 
 def plan_row(run: layout.RawRun) -> dict[str, Any]:
@@ -285,7 +277,7 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
         "duration_s": cell["duration_s"],
         "tick_rate_hz": cell.get("tick_rate_hz", DEFAULT_TICK_RATE_HZ),
         "profile_rtt_us": _profile_rtt_us(run.meta),
-        "rtt_source": rtt_source(cell),
+        "rtt_source": workloads.rtt_source(cell),
         "status": run.status,
         "failed_attempts": len(run.failed),
         "host": run.host,

@@ -18,11 +18,12 @@ stands in (z = (log x - median) / (1.2533 mean absolute deviation)); when that i
 run has the same value and none is far. Fewer than MIN_RUNS runs name no one: with three runs
 one cannot say which is the odd one out.
 
-A busy neighbour is stats.interference's flag (other processes' CPU or steal during the window).
+A busy neighbour is stats.interference's flag (other processes' CPU or steal during the window);
+a stalled run is stats.stalls' (the server's ticks or every player's probes stopped).
 
 The comparisons keep a far run (it was measured; the median and Mann-Whitney resist it) and
-leave a busy run out; each comparison a suspect run touches names it and gives the result with
-that choice reversed (stats.comparisons).
+leave a busy or stalled run out; each comparison a suspect run touches names it and gives the
+result with that choice reversed (stats.comparisons).
 """
 
 from __future__ import annotations
@@ -107,10 +108,27 @@ def far_runs(runs: pl.DataFrame, metrics: Sequence[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def busy_runs(runs: pl.DataFrame) -> pl.DataFrame:
-    """The ok runs measured beside a busy neighbour: cell_id, run_id, others_cpu_cores,
-    steal_cores."""
+def left_out(runs: pl.DataFrame) -> pl.Expr:
+    """The ok runs the comparisons leave out: measured beside a busy neighbour
+    (stats.interference) or stalled inside the window (stats.stalls)."""
+    stalled = (
+        pl.col("stalled").cast(pl.Boolean).fill_null(False)
+        if "stalled" in runs.columns
+        else pl.lit(False)
+    )
+    return interference.interfered(runs) | ((pl.col("status") == "ok") & stalled)
+
+
+def left_out_runs(runs: pl.DataFrame) -> pl.DataFrame:
+    """The ok runs left out of the comparisons: cell_id, run_id, why ("busy" or "stalled") and
+    what was measured (others_cpu_cores, steal_cores, stall_reason)."""
     ok = ok_runs(runs, ("cell_id", "run_id"))
-    busy = ok.filter(interference.interfered(ok))
-    cols = [c for c in ("others_cpu_cores", "steal_cores") if c in busy.columns]
-    return busy.select("cell_id", "run_id", *cols)
+    out = ok.filter(left_out(ok))
+    busy = interference.interfered(out)
+    cols = [c for c in ("others_cpu_cores", "steal_cores", "stall_reason") if c in out.columns]
+    return out.select(
+        "cell_id",
+        "run_id",
+        pl.when(busy).then(pl.lit("busy")).otherwise(pl.lit("stalled")).alias("why"),
+        *cols,
+    )

@@ -144,6 +144,20 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
         "left out of comparisons and of the nightly's decisions",
     ),
     "interference_reason": (pl.String(), "why the run is flagged interference, with the numbers"),
+    "tick_gap_max_s": (
+        pl.Float64(),
+        "the longest time inside the window without a server tick, s (stats.stalls)",
+    ),
+    "probe_silence_max_s": (
+        pl.Float64(),
+        "the longest time inside the window without an answered net probe of any player, s",
+    ),
+    "stalled": (
+        pl.Boolean(),
+        "the server or every player stalled inside the window beyond stats.stalls.STALL_S: kept "
+        "in the cells, left out of the comparisons, named",
+    ),
+    "stall_reason": (pl.String(), "what stalled and for how long"),
     "warmup_cut_s": (pl.Float64(), "MSER-5 warm-up cut, s after the window's start"),
     "warmup_second_half": (pl.Boolean(), "MSER-5's minimum lay in the second half: unsettled"),
     "warmup_note": (pl.String(), "why the cut is 0 or doubtful, or how gaps were handled"),

@@ -42,6 +42,7 @@ from prototypes.contract.upstream_lock import (
     UpstreamLockError,
     read_lock,
 )
+from workflow.files import load_yaml
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1
@@ -441,7 +442,7 @@ def load(path: Path | str) -> Manifest:
     except OSError as exc:
         raise ManifestError(path, [f"cannot read the manifest: {exc.strerror or exc}"]) from None
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""

@@ -20,6 +20,7 @@ from prototypes.contract.schema_errors import describe_value, schema_problem
 
 SCHEMA_PATH = Path(__file__).with_name("workloads.schema.json")
 _BOOL_WORDS = {"true": True, "false": False}
+DEFAULT_PROBE_HZ = 10  # -probe-hz (CONTRACT.md section 1)
 
 
 class WorkloadError(ValueError):
@@ -106,3 +107,17 @@ def check(workload: str, params: Mapping[str, Any], source: str = "") -> None:
         else:
             lines.append(schema_problem(err))
     raise WorkloadError("\n".join(prefix + line for line in lines))
+
+
+def rtt_source(cell: Mapping[str, Any]) -> str:
+    """Where a run's RTT rows of kind net come from (CONTRACT.md, workloads and -probe-hz):
+    "stream" (the stream's own echoes), "pingpong" (its probes one at a time), "probe:<hz>"
+    (the periodic net probe), or "none" (periodic probes off and no workload that probes)."""
+    if cell["workload"] in ("stream", "pingpong"):
+        return str(cell["workload"])
+    flags = [str(f) for f in cell.get("extra_client_flags", [])]
+    hz: float = DEFAULT_PROBE_HZ
+    for i, flag in enumerate(flags[:-1]):
+        if flag.lstrip("-") == "probe-hz":
+            hz = float(flags[i + 1])
+    return "none" if hz == 0 else f"probe:{hz:g}"

@@ -9,6 +9,8 @@ Each fault is injected once into its own small campaign, in its own directory:
 - ``group_sigint``: SIGINT to Snakemake's whole process group, then a restart;
 - ``server_sigkill``: the server killed with SIGKILL inside the measurement window;
 - ``player_sigstop``: a player process stopped with SIGSTOP inside the window;
+- ``server_sigstop``: the server frozen with SIGSTOP for 3 s inside the window, then let go: the
+  run ends ok and must be flagged stalled (stats.stalls), never counted as an ordinary run;
 - ``disk_full``: the data directory on a small tmpfs, full before a run and during one;
 - ``bad_defaults``: ``duration_s: "ten"`` and ``"10"`` in a campaign's defaults.
 
@@ -39,6 +41,7 @@ from typing import Any
 
 import psutil
 
+from stats import runs_table
 from workflow import layout
 from workflow.bench import options, record, scratch
 from workflow.bench.scratch import finished, lost_and_changed
@@ -314,6 +317,56 @@ def player_sigstop(root: Path) -> FaultResult:
     )
 
 
+STOP_S = 3.0  # how long the server is frozen: three times stats.stalls.STALL_S
+
+
+def server_sigstop(root: Path) -> FaultResult:
+    """The server frozen (SIGSTOP) for STOP_S inside the window, then let go (SIGCONT): the run
+    ends ok, and its row of the runs table must say it stalled and why; before stats.stalls it
+    entered the statistics as an ordinary run."""
+    t0 = time.monotonic()
+    camp = campaign_file(root, "drill-server-stop", repetitions=1, duration_s=8)
+    raw = _raw(root, camp)
+    plan, (key,) = _planned(root, camp)
+    proc = _run_one(plan, key)
+    _wait(
+        "the players connected",
+        lambda: (
+            any(raw.glob(f"*/.r1{layout.WORK_MARK}*/logs/client-0.rtt.csv"))
+            or proc.poll() is not None
+        ),
+    )
+    time.sleep(2.0)
+    victims = _processes(root, "server")
+    for victim in victims:
+        with contextlib.suppress(psutil.Error):
+            victim.send_signal(signal.SIGSTOP)
+    time.sleep(STOP_S)
+    for victim in victims:
+        with contextlib.suppress(psutil.Error):
+            victim.send_signal(signal.SIGCONT)
+    proc.communicate(timeout=WAIT_S)
+    rec = scratch.records(raw).get(key, {})
+    row: dict[str, Any] = {}
+    if rec.get("status") == "ok":
+        cell, run_id = key.split("/")
+        row = runs_table.measure(runs_table.read_run_dir(raw / cell / run_id))
+    gap = row.get("tick_gap_max_s") or 0.0
+    correct = bool(victims) and rec.get("status") == "ok" and row.get("stalled") is True
+    return FaultResult(
+        "server_sigstop",
+        expected=f"run ok, flagged stalled: no server tick for about {STOP_S:g} s in the window",
+        observed=(
+            f"status {rec.get('status')}, stalled {row.get('stalled')}, largest tick gap "
+            f"{gap:.2f} s, probe silence {row.get('probe_silence_max_s')} s: "
+            f"{row.get('stall_reason')}"
+        ),
+        correct=correct,
+        orphans=orphans(root),
+        seconds=round(time.monotonic() - t0, 1),
+    )
+
+
 def _attempt_status(root: Path, name: str) -> dict[str, Any]:
     return _last_attempt(layout.campaign_dir(name, root / "data" / "raw"), "r1")
 
@@ -437,6 +490,7 @@ FAULTS: dict[str, Callable[[Path], FaultResult]] = {
     "group_sigint": group_sigint,
     "server_sigkill": server_sigkill,
     "player_sigstop": player_sigstop,
+    "server_sigstop": server_sigstop,
     "disk_full": disk_full,
     "bad_defaults": bad_defaults,
 }

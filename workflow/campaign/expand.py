@@ -34,7 +34,7 @@ from workflow.campaign.executables import (
     executable_problem,
     missing_builds,
 )
-from workflow.files import REPO, repo_relative, shown_path
+from workflow.files import REPO, load_yaml, repo_relative, shown_path
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
 
@@ -122,12 +122,19 @@ class Plan:
         return sum(float(r.cell["duration_s"]) for r in self.runs)
 
     def budget_problem(self) -> str | None:
-        """Why the campaign does not fit its budget, or None."""
-        if self.budget_min is None:
-            return None
+        """Why the campaign does not fit its budget (budget_min, or DEFAULT_BUDGET_MIN for a
+        campaign that names none), or None."""
         est_min = self.estimate_s() / 60
-        if est_min <= self.budget_min:
+        budget = self.budget_min if self.budget_min is not None else DEFAULT_BUDGET_MIN
+        if est_min <= budget:
             return None
+        if self.budget_min is None:
+            return (
+                f"{self.path}: the campaign needs about {est_min:.1f} min on one machine "
+                f"({len(self.runs)} runs) and sets no budget_min; without one at most "
+                f"{DEFAULT_BUDGET_MIN} min are planned: set budget_min, shorten it, or pass "
+                "--config over_budget=ok"
+            )
         return (
             f"{self.path}: budget_min: the campaign needs about {est_min:.1f} min on one machine "
             f"({len(self.runs)} runs), more than its budget of {self.budget_min:g} min; "
@@ -190,7 +197,7 @@ def load(path: Path) -> dict[str, Any]:
     """Read and validate a campaign file (schema and the checks a schema cannot express)."""
     source = shown_path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CampaignError(f"{source}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -392,6 +399,33 @@ class _Expansion:
     unavailable: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
 
+MAX_DURATION_S = 86400  # the schemas' largest window (campaign and cell)
+# A campaign without budget_min is planned up to a working night: a typo (duration_s: 3600 for
+# 36) must not start a 100-hour campaign unasked.
+DEFAULT_BUDGET_MIN = 8 * 60
+
+
+def _check_overrides(repetitions: Any, duration_s: Any) -> None:
+    """An override that is given must mean something: 0 repetitions or a 0 s window used to be
+    ignored silently (the file's value ran instead)."""
+    if repetitions is not None and (
+        isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1
+    ):
+        raise CampaignError(
+            f"override repetitions (--repetitions, config repetitions=): expected an integer "
+            f">= 1, got {repetitions!r}"
+        )
+    if duration_s is not None and (
+        isinstance(duration_s, bool)
+        or not isinstance(duration_s, int | float)
+        or not 0 < float(duration_s) <= MAX_DURATION_S
+    ):
+        raise CampaignError(
+            f"override duration_s (--duration-s, config duration_s=): expected seconds > 0 and "
+            f"<= {MAX_DURATION_S}, got {duration_s!r}"
+        )
+
+
 def plan(
     name_or_path: str | Path,
     *,
@@ -406,6 +440,7 @@ def plan(
     file (shortened campaigns for tests and smoke runs; they change the cell ids, so shortened
     runs never mix with full ones). benchmark: planned for a benchmark, whose cells alone may
     carry a manifest's benchmark_flags (workflow.campaign.benchmark says which plans are)."""
+    _check_overrides(repetitions, duration_s)
     path = campaign_path(name_or_path)
     doc = load(path)
     source = shown_path(path)

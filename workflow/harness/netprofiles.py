@@ -39,6 +39,7 @@ import jsonschema
 import yaml
 
 from prototypes.contract.schema_errors import schema_error_line
+from workflow.files import load_yaml
 
 HERE = Path(__file__).resolve().parent
 BUILTIN_PROFILES_PATH = HERE / "network-profiles.yaml"
@@ -146,8 +147,7 @@ def _normalize(profile: Mapping[str, Any]) -> Profile:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        with path.open(encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read network profiles: {exc}") from exc
     except yaml.YAMLError as exc:

@@ -40,7 +40,15 @@ from prototypes.contract.processes import (
     tail,
 )
 from workflow.files import REPO, write_json
-from workflow.harness import benchlock, placement, profiler, rundir, sandbox, traffic
+from workflow.harness import (
+    benchlock,
+    placement,
+    profiler,
+    rundir,
+    sandbox,
+    traffic,
+    window_data,
+)
 from workflow.harness import netprofiles as profiles
 from workflow.harness import pinning as pins
 from workflow.harness.builds import build_version
@@ -127,6 +135,8 @@ def lock_wait_s(cell: dict[str, Any]) -> float:
 
 
 def _run_cell(cell: dict[str, Any], out: Path, repo: Path, job: dict[str, Any] | None) -> Outcome:
+    if out.parent.is_dir():  # a killed earlier writer's work directory: kept, out of the way
+        rundir.set_aside_dead_work_dirs(out)
     if rundir.finished(out):
         return Outcome("ok", None, "already complete", out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -176,6 +186,13 @@ def _attempt(run: Run, repo: Path) -> tuple[dict[str, Any], int | None]:
     return status, interrupted
 
 
+def _window_empty(run: Run) -> str | None:
+    start, end = run.meta.get("window_start_unix_ns"), run.meta.get("window_end_unix_ns")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return None
+    return window_data.problem(run.cell, run.tmp / "logs", (start, end))
+
+
 def _conclude(run: Run, status: dict[str, Any], out: Path, t_start: int) -> None:
     """Complete status and meta once everything stopped: the log check, the counts and exit
     codes, the run's times, and a full disk named as the cause of a failure."""
@@ -189,6 +206,8 @@ def _conclude(run: Run, status: dict[str, Any], out: Path, t_start: int) -> None
                 detail="\n".join(violations[:50]),
                 counts={"violations": len(violations)},
             )
+        elif (empty := _window_empty(run)) is not None:
+            status.update(status="failed", reason="no_data", detail=empty)
     status["counts"] = {**run.counts, **status["counts"]}
     status["exit_codes"] = run.exit_codes
     t_end = time.time_ns()

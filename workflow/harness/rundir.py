@@ -36,6 +36,26 @@ def open_work_dir(out: Path) -> Path:
     return tmp
 
 
+def set_aside_dead_work_dirs(out: Path) -> list[Path]:
+    """Move the work directories of earlier writers of the run out among its failed attempts
+    (as <stamp>-stale): a process killed with SIGKILL (with its whole group) leaves its
+    .<run>.tmp-<pid>/ behind. Called under the run's lock, so no other process writes any of
+    them; kept, not deleted, as every attempt is. Returns where they went."""
+    moved = []
+    for path, pid in layout.work_dirs(out):
+        if pid == os.getpid():
+            continue
+        layout.failed_dir(out).mkdir(exist_ok=True)
+        dest = layout.stale_dir(out)
+        n = 1
+        while dest.exists():
+            n += 1
+            dest = dest.with_name(f"{layout.stale_dir(out).name}-{n}")
+        os.rename(path, dest)
+        moved.append(dest)
+    return moved
+
+
 def space_problem(where: Path) -> str | None:
     """Why a run cannot be written under where (too little free space), or None."""
     try:

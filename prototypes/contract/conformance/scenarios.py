@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 import signal
 import time
 from collections import defaultdict
@@ -491,6 +492,27 @@ def scenario_bad_args(s: Session) -> None:
             _expect_usage_error(s, check, role, argv, run_dir, named, what)
 
 
+def exit4_line_problem(stderr: str, player: int, transport: str, timeout_s: float) -> str | None:
+    """What the exit-4 line lacks (CONTRACT.md section 2: one stderr line names the player, the
+    transport and the timeout), or None. The line is any one line holding all three: the player
+    as "player <n>" (any separator), the transport by name, the timeout as the number given."""
+    number = re.escape(f"{timeout_s:g}")
+    wants = {
+        f"the player ({player})": re.compile(rf"player\W{{0,3}}{player}\b", re.IGNORECASE),
+        f"the transport ({transport})": re.compile(rf"\b{re.escape(transport)}\b"),
+        f"the timeout ({timeout_s:g})": re.compile(rf"(?<![\d.]){number}(\.0+)?(?![\d.])"),
+    }
+    rows = [ln for ln in stderr.splitlines() if ln.strip()]
+    best = max(rows, key=lambda ln: sum(bool(w.search(ln)) for w in wants.values()), default="")
+    missing = [what for what, w in wants.items() if not w.search(best)]
+    if not missing:
+        return None
+    return (
+        f"exit 4 but no stderr line names {', '.join(missing)}: expected one line naming the "
+        f"player, the transport and the timeout; closest: {best[:200]!r}"
+    )
+
+
 def scenario_no_server(s: Session) -> None:
     check = "no-server"
     run_dir = s.work_dir / check
@@ -518,6 +540,11 @@ def scenario_no_server(s: Session) -> None:
         )
     else:
         s.ok(check, f"exit 4 after {waited:.2f} s (connect timeout {timeout_s:g} s)")
+        said = exit4_line_problem(
+            client.stderr_path.read_text(errors="replace"), 0, cell["transport"], timeout_s
+        )
+        if said is not None:
+            s.fail(check, said)
     if lines.CONNECTED_PREFIX in stdout_text(client):
         s.fail(check, f"client without a server printed {lines.CONNECTED_PREFIX}")
     for p in meta_problems(log_dir, "client-0", code):

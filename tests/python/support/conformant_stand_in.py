@@ -92,7 +92,11 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
             except OSError as exc:
                 if time.monotonic() >= deadline or stop.is_set():
                     logs.row(logs.events, time.time_ns(), p, "connect_failed", "", f"error={exc}")
-                    print(f"fake: player {p} could not connect: {exc}", file=sys.stderr)
+                    print(
+                        f"fake: player {p} over {flags['transport']}: could not connect within "
+                        f"-connect-timeout-s {timeout_s:g}: {exc}",
+                        file=sys.stderr,
+                    )
                     logs.exit(4, "connect failed")
                     return 4
                 stop.wait(0.1)

@@ -364,18 +364,21 @@ def test_library_versions_are_compared_with_the_manifest(tmp_path: Path) -> None
             f"{proc}.meta.json: library_versions says go 'go1.26' but the manifest {path} says "
             "'9.9': the process ran with another version than declared"
         ) in got
-    # libenet is absent, but these processes ran tcp, which does not use it (a build without
-    # the enet transport): only the different version of go is a violation.
-    assert len(got) == 2
-    # The library of the process's own transport must be recorded.
-    man = manifest_with(tmp_path, {"libenet": "1.3.17"}, tcp_library="libenet (Debian 12)")
-    got = [str(v) for v in check_log_dir(d, manifest=man)]
+    # libenet is absent although these processes ran tcp: the contract asks for every name the
+    # manifest declares (an outside implementation recording {} used to pass).
     for proc in ("client-0", "server"):
         assert (
             f"{proc}.meta.json: library_versions lacks libenet, which the manifest {path} "
-            "declares as '1.3.17'; every process records the versions it runs with"
+            "declares as '1.3.17'; every process records every library and toolchain the "
+            "manifest names, with the version it runs with"
         ) in got
-    assert len(got) == 2
+    assert len(got) == 4
+    # A process recording nothing at all is named for each declared library.
+    for name in ("server.meta.json", "client-0.meta.json"):
+        patch_meta(d / name, library_versions={})
+    man = manifest_with(tmp_path, {"python": "3.11"}, tcp_library="Python sockets")
+    got = [str(v) for v in check_log_dir(d, manifest=man)]
+    assert len(got) == 2 and all("library_versions lacks python" in v for v in got), got
 
 
 def test_check_logs_cli_compares_with_a_manifest(
@@ -511,3 +514,18 @@ def test_big_rtt_file_is_read_and_checked_quickly(tmp_path: Path) -> None:
     check_log_dir(d)
     check_s = time.perf_counter() - t0
     assert read_s < 1.5 and check_s < 4.0, (read_s, check_s)
+
+
+def test_timestamps_in_microseconds_are_named_not_accepted(tmp_path: Path) -> None:
+    """Rows and meta.json written consistently in µs agree with each other; only the clock
+    shows the unit. The run would be ok with no row inside the harness's window."""
+    d = write_valid(tmp_path / "logs")
+    for name in ("server.meta.json", "client-0.meta.json"):
+        patch_meta(d / name, start_unix_ns=START_NS // 1000, end_unix_ns=END_NS // 1000)
+    found = [str(v) for v in check_log_dir(d)]
+    unit = [v for v in found if "expected nanoseconds since the Unix epoch" in v]
+    assert len(unit) == 4, found  # start and end of both processes
+    assert any("'start_unix_ns'" in v and "years from when the file was written" in v for v in unit)
+    # The rows, in ns, then sit decades after the (µs) lifetime: no longer checked against it,
+    # the unit is the one cause named.
+    assert not [v for v in found if "after the process ended" in v], found

@@ -38,3 +38,18 @@ def test_cli_reports_bad_manifest_and_transport(
     assert "contract_schema: missing" in capsys.readouterr().err
     assert cli_main(["check-prototype", str(FAKE_MANIFEST), "--transport", "quic"]) == 2
     assert "--transport quic: expected names from" in capsys.readouterr().err
+
+
+def test_the_exit_4_line_must_name_player_transport_and_timeout() -> None:
+    from prototypes.contract.conformance.scenarios import exit4_line_problem
+
+    good = "netstick-ref: player 0 over tcp: could not connect within -connect-timeout-s 1: refused"
+    assert exit4_line_problem(f"starting\n{good}\n", 0, "tcp", 1.0) is None
+    assert exit4_line_problem("player=0 transport=tcp timeout 1.0 s\n", 0, "tcp", 1.0) is None
+    bare = exit4_line_problem("fake: player 0 could not connect\n", 0, "tcp", 1.0)
+    assert bare is not None and "the transport (tcp), the timeout (1)" in bare
+    # The three on different lines are not "one line"; another player's number is not this one.
+    split = exit4_line_problem("player 0 failed\nover tcp\nwithin 1 s\n", 0, "tcp", 1.0)
+    assert split is not None and "no stderr line names" in split
+    assert exit4_line_problem("player 10 over tcp within 1 s\n", 0, "tcp", 1.0) is not None
+    assert exit4_line_problem("player 0 over tcp within 10 s\n", 0, "tcp", 1.0) is not None

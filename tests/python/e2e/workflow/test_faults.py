@@ -38,6 +38,12 @@ def test_stopped_player_times_out_and_is_killed(tmp_path: Path) -> None:
     _assert_held(faults.player_sigstop(tmp_path))
 
 
+def test_frozen_server_gives_a_run_flagged_stalled_with_its_cause(tmp_path: Path) -> None:
+    res = faults.server_sigstop(tmp_path)
+    _assert_held(res)
+    assert "no server tick for" in res.observed
+
+
 @pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("mount") is None, reason="a tmpfs needs root and mount"
 )

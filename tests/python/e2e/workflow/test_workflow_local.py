@@ -14,6 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from workflow import layout
 from workflow.bench import scratch
 from workflow.campaign import expand as campaigns
 from workflow.harness import netns
@@ -184,6 +185,21 @@ def test_run_failing_every_attempt_is_reported_and_report_still_built(tmp_path: 
     assert not (raw / rec["cell_id"] / "r1.json").exists()
     assert list((raw / rec["cell_id"]).glob("r1.json.reset-*"))
 
+    # The cause mended (the prototype no longer refuses its arguments), the documented resume
+    # (start the campaign again) runs it although the report exists, and the report is renewed.
+    wr.fake_manifest(tmp_path / "proto")
+    report = tmp_path / "report" / "wf-fail" / "index.html"
+    before = report.stat().st_mtime_ns
+    again = scratch.run(tmp_path, camp, config=["retries=1"])
+    out = again.stdout + again.stderr
+    assert again.returncode == 0, out[-4000:]
+    assert "Nothing to be done" not in out
+    [rec] = _records(raw)
+    assert rec["status"] == "ok"
+    assert report.stat().st_mtime_ns > before
+    assert "1 ok, 0 failed, 0 not run" in rc.text(report.read_text())
+    assert "== campaign wf-fail: 1 of 1 runs ok, 0 failed, 0 not run ==" in out
+
 
 def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     tmp_path: Path,
@@ -203,6 +219,7 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     finished = wr.ok_run_dirs(raw)
     assert 2 <= len(finished) < 6
     before = {str(d): scratch.tree_digest(d) for d in finished}
+    killed = list(raw.glob(f"*/.r*{layout.WORK_MARK}*"))  # the run in flight, if one was
 
     # After a hard kill Snakemake's lock is stale: unlock once, then start again.
     unlock = scratch.run(tmp_path, camp, "--unlock")
@@ -217,6 +234,10 @@ def test_hard_killed_campaign_resumes_and_keeps_finished_runs_byte_identical(
     plan = campaigns.plan(camp)
     assert {f"{r['cell_id']}/{r['run_id']}" for r in recs} == set(plan.by_key)
     assert leftovers.sandboxes(sandboxes_before) == [], "the killed run left a namespace behind"
+    # The killed attempt's work directory is not left lying about: kept among the run's failed
+    # attempts (<stamp>-stale), where `campaign status` counts it.
+    assert list(raw.glob(f"*/.r*{layout.WORK_MARK}*")) == []
+    assert len(list(raw.glob("*/r*.failed/*-stale*"))) >= len(killed)
 
 
 def test_scheduler_adds_no_thread_per_finished_run(tmp_path: Path) -> None:
