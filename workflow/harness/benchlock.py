@@ -39,9 +39,15 @@ class LockTimeout(RuntimeError):
     """The lock stayed held longer than the caller would wait; the message names the holder."""
 
 
+LOCK_DIR_ENV = "NETSTICK_LOCK_DIR"
+
+
 def lock_dir() -> Path:
     """Where the machine lock lives: /run/netstick, or the temporary directory where /run is
-    not writable (not root)."""
+    not writable (not root); LOCK_DIR_ENV where a parent chose it (a run in its own user
+    namespace has a /run of its own, so its parent passes the shared place on)."""
+    if given := os.environ.get(LOCK_DIR_ENV):
+        return Path(given)
     try:
         RUN_LOCK_DIR.mkdir(parents=True, exist_ok=True)
         if os.access(RUN_LOCK_DIR, os.W_OK):
@@ -62,6 +68,20 @@ def run_lock_path(out: Path) -> Path:
 # Locks this process holds (path -> depth): run_cell inside records.execute takes the same lock
 # again, and a second flock on a new descriptor of the same file would wait for itself.
 _held: dict[Path, int] = {}
+# Locks a parent process holds for this one (os.pathsep-separated paths): a run handed to a
+# child in its own user namespace (workflow/harness/userns.py) is already under its parent's
+# run lock, which the child would otherwise wait for as long as the parent waits for the child.
+HELD_ENV = "NETSTICK_LOCKS_HELD"
+
+
+def held_for_children() -> str:
+    """The HELD_ENV value that passes this process's locks on to a child it waits for."""
+    inherited = [p for p in os.environ.get(HELD_ENV, "").split(os.pathsep) if p]
+    return os.pathsep.join(dict.fromkeys([*inherited, *(str(p) for p in _held)]))
+
+
+def _held_by_parent(path: Path) -> bool:
+    return str(path) in os.environ.get(HELD_ENV, "").split(os.pathsep)
 
 
 def holder(path: Path) -> str:
@@ -83,6 +103,8 @@ def held(path: Path, what: str, wait_s: float, *, announce: bool = True) -> Iter
     line to stderr when the lock is busy, naming the holder.
     """
     path = path.resolve()
+    if _held_by_parent(path) and path not in _held:
+        _held[path] = 0  # the parent's flock covers it; counted from here as this process's
     if path in _held:
         _held[path] += 1
         try:

@@ -47,6 +47,7 @@ from workflow.harness import (
     rundir,
     sandbox,
     traffic,
+    userns,
     window_data,
 )
 from workflow.harness import netprofiles as profiles
@@ -110,12 +111,27 @@ def run_cell(
     rewrites a finished run).
     """
     out = out.resolve()
+    if _isolate_in_userns(cell):
+        return userns.run_cell_inside(cell, out, job)
     try:
         with benchlock.held(benchlock.run_lock_path(out), f"run {out}", lock_wait_s(cell)):
             return _run_cell(cell, out, repo, job)
     except benchlock.LockTimeout as exc:
         # Another process runs this very run and did not finish in time: nothing was written.
         return Outcome("failed", "run_busy", str(exc), out)
+
+
+def _isolate_in_userns(cell: dict[str, Any]) -> bool:
+    """Whether this run, wanting its own namespaces, is started by a user who is not root on a
+    machine that allows user namespaces (workflow/harness/userns.py): then a child runs it as
+    root of a user namespace of its own."""
+    if os.geteuid() == 0 or userns.inside() or cell.get("isolation") == "none":
+        return False
+    try:
+        local = placement.decide(cell.get("placement", "auto")).kind == "local"
+    except placement.PlacementError:
+        return False  # the run itself says why
+    return local and userns.available()[0]
 
 
 def lock_wait_s(cell: dict[str, Any]) -> float:
@@ -281,7 +297,7 @@ def _prepare(run: Run, repo: Path) -> _Plan:
     except pins.PinningError as exc:
         raise RunFailure("pinning_error", str(exc)) from None
     run.meta.update(
-        isolation="netns" if isolated else "none",
+        isolation=("userns" if userns.inside() else "netns") if isolated else "none",
         placement=where.describe(),
         network_profile={"name": profile_name, "spec": profile},
         manifest=str(

@@ -50,7 +50,7 @@ from typing import IO, Any
 
 import psutil
 
-from workflow.harness import netns
+from workflow.harness import netns, userns
 from workflow.harness.netns import PREFIX, SandboxError
 from workflow.harness.netprofiles import emulator_args
 
@@ -223,7 +223,13 @@ def isolation_available() -> tuple[bool, str]:
     Checks root, the tools (ip, ethtool, sysctl) and that a namespace can really be created.
     """
     if os.geteuid() != 0:
-        return False, "not root: network namespaces need root (runs use plain loopback instead)"
+        inner, why = userns.available()
+        if inner:
+            return False, "not root: each run builds its namespaces in a user namespace of its own"
+        return False, (
+            f"not root, and {why}: runs use plain loopback instead (isolation none: no network "
+            "profile can be applied, the traffic counters are the host's)"
+        )
     missing = netns.missing_tools()
     if missing:
         return False, "missing: " + ", ".join(missing)

@@ -364,16 +364,23 @@ def test_library_versions_are_compared_with_the_manifest(tmp_path: Path) -> None
             f"{proc}.meta.json: library_versions says go 'go1.26' but the manifest {path} says "
             "'9.9': the process ran with another version than declared"
         ) in got
-    # libenet is absent although these processes ran tcp: the contract asks for every name the
-    # manifest declares (an outside implementation recording {} used to pass).
+    # libenet is absent, but these processes ran tcp, and libenet is no transport's library
+    # in this manifest: every name it declares is required.
     for proc in ("client-0", "server"):
         assert (
             f"{proc}.meta.json: library_versions lacks libenet, which the manifest {path} "
             "declares as '1.3.17'; every process records every library and toolchain the "
-            "manifest names, with the version it runs with"
+            "manifest names (but other transports' libraries), with the version it runs with"
         ) in got
     assert len(got) == 4
-    # A process recording nothing at all is named for each declared library.
+    # The library of another transport may be absent (a build without libenet runs tcp).
+    doc = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["library_versions"] = {"go": "go1.26", "libenet": "1.3.17"}
+    doc["transports"].append({**doc["transports"][0], "name": "enet", "library": "libenet (x)"})
+    two = mf.parse(doc, tmp_path / "prototype.yaml")
+    assert check_log_dir(d, manifest=two) == []
+    # A process recording nothing is named for each declared library: a manifest whose
+    # transport library is no declared name ("Python sockets") exempts nothing.
     for name in ("server.meta.json", "client-0.meta.json"):
         patch_meta(d / name, library_versions={})
     man = manifest_with(tmp_path, {"python": "3.11"}, tcp_library="Python sockets")
