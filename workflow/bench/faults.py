@@ -257,10 +257,19 @@ def group_sigint(root: Path) -> FaultResult:
     )
 
 
-def _signal_in_window(root: Path, name: str, marker: str, sig: int) -> tuple[dict[str, Any], Any]:
+def _signal_in_window(
+    root: Path,
+    name: str,
+    marker: str,
+    sig: int,
+    *,
+    duration_s: float = 6,
+    resume_after_s: float | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run one run through `campaign run-one` and send sig to its process marked by marker
-    (``server`` or ``client``) two seconds into the window; its record and run-one's process."""
-    camp = campaign_file(root, name, repetitions=1, duration_s=6)
+    (``server`` or ``client``) two seconds into the window (and SIGCONT resume_after_s later);
+    its record and what happened: the victims, run-one's exit and stderr, the run's directory."""
+    camp = campaign_file(root, name, repetitions=1, duration_s=duration_s)
     raw = _raw(root, camp)
     plan, (key,) = _planned(root, camp)
     proc = _run_one(plan, key)
@@ -276,9 +285,19 @@ def _signal_in_window(root: Path, name: str, marker: str, sig: int) -> tuple[dic
     for victim in victims:
         with contextlib.suppress(psutil.Error):
             victim.send_signal(sig)
+    if resume_after_s is not None:
+        time.sleep(resume_after_s)
+        for victim in victims:
+            with contextlib.suppress(psutil.Error):
+                victim.send_signal(signal.SIGCONT)
     _out, err = proc.communicate(timeout=WAIT_S)
     rec = scratch.records(raw).get(key, {})
-    return rec, {"victims": len(victims), "exit": proc.returncode, "stderr": err[-2000:]}
+    return rec, {
+        "victims": len(victims),
+        "exit": proc.returncode,
+        "stderr": err[-2000:],
+        "run_dir": raw / key,
+    }
 
 
 def server_sigkill(root: Path) -> FaultResult:
@@ -325,34 +344,14 @@ def server_sigstop(root: Path) -> FaultResult:
     ends ok, and its row of the runs table must say it stalled and why; before stats.stalls it
     entered the statistics as an ordinary run."""
     t0 = time.monotonic()
-    camp = campaign_file(root, "drill-server-stop", repetitions=1, duration_s=8)
-    raw = _raw(root, camp)
-    plan, (key,) = _planned(root, camp)
-    proc = _run_one(plan, key)
-    _wait(
-        "the players connected",
-        lambda: (
-            any(raw.glob(f"*/.r1{layout.WORK_MARK}*/logs/client-0.rtt.csv"))
-            or proc.poll() is not None
-        ),
+    rec, seen = _signal_in_window(
+        root, "drill-server-stop", "server", signal.SIGSTOP, duration_s=8, resume_after_s=STOP_S
     )
-    time.sleep(2.0)
-    victims = _processes(root, "server")
-    for victim in victims:
-        with contextlib.suppress(psutil.Error):
-            victim.send_signal(signal.SIGSTOP)
-    time.sleep(STOP_S)
-    for victim in victims:
-        with contextlib.suppress(psutil.Error):
-            victim.send_signal(signal.SIGCONT)
-    proc.communicate(timeout=WAIT_S)
-    rec = scratch.records(raw).get(key, {})
     row: dict[str, Any] = {}
     if rec.get("status") == "ok":
-        cell, run_id = key.split("/")
-        row = runs_table.measure(runs_table.read_run_dir(raw / cell / run_id))
+        row = runs_table.measure(runs_table.read_run_dir(seen["run_dir"]))
     gap = row.get("tick_gap_max_s") or 0.0
-    correct = bool(victims) and rec.get("status") == "ok" and row.get("stalled") is True
+    correct = seen["victims"] >= 1 and rec.get("status") == "ok" and row.get("stalled") is True
     return FaultResult(
         "server_sigstop",
         expected=f"run ok, flagged stalled: no server tick for about {STOP_S:g} s in the window",
