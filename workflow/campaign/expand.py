@@ -34,6 +34,7 @@ from workflow.campaign.executables import (
     executable_problem,
     missing_builds,
 )
+from workflow.campaign.overrides import DEFAULT_BUDGET_MIN, check_overrides
 from workflow.files import REPO, load_yaml, repo_relative, shown_path
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
@@ -399,33 +400,6 @@ class _Expansion:
     unavailable: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
 
 
-MAX_DURATION_S = 86400  # the schemas' largest window (campaign and cell)
-# A campaign without budget_min is planned up to a working night: a typo (duration_s: 3600 for
-# 36) must not start a 100-hour campaign unasked.
-DEFAULT_BUDGET_MIN = 8 * 60
-
-
-def _check_overrides(repetitions: Any, duration_s: Any) -> None:
-    """An override that is given must mean something: 0 repetitions or a 0 s window used to be
-    ignored silently (the file's value ran instead)."""
-    if repetitions is not None and (
-        isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1
-    ):
-        raise CampaignError(
-            f"override repetitions (--repetitions, config repetitions=): expected an integer "
-            f">= 1, got {repetitions!r}"
-        )
-    if duration_s is not None and (
-        isinstance(duration_s, bool)
-        or not isinstance(duration_s, int | float)
-        or not 0 < float(duration_s) <= MAX_DURATION_S
-    ):
-        raise CampaignError(
-            f"override duration_s (--duration-s, config duration_s=): expected seconds > 0 and "
-            f"<= {MAX_DURATION_S}, got {duration_s!r}"
-        )
-
-
 def plan(
     name_or_path: str | Path,
     *,
@@ -440,7 +414,7 @@ def plan(
     file (shortened campaigns for tests and smoke runs; they change the cell ids, so shortened
     runs never mix with full ones). benchmark: planned for a benchmark, whose cells alone may
     carry a manifest's benchmark_flags (workflow.campaign.benchmark says which plans are)."""
-    _check_overrides(repetitions, duration_s)
+    check_overrides(repetitions, duration_s)
     path = campaign_path(name_or_path)
     doc = load(path)
     source = shown_path(path)
