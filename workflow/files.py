@@ -1,4 +1,4 @@
-"""File helpers every stage shares: the repository root, atomic writes, JSON in and out, YAML in.
+"""File helpers every stage shares: the repository root, atomic writes, JSON in and out.
 
 A leaf module: it imports nothing of Netstick, so any stage may use it without pulling in
 another stage. Every file a stage publishes goes through replace_atomically, so a reader (or a
@@ -13,8 +13,6 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 # The checkout this package runs from (an editable install keeps it in place).
 REPO = Path(__file__).resolve().parents[1]
@@ -92,36 +90,3 @@ def shown_path(path: Path, repo: Path | None = None) -> str:
         return str(path.resolve().relative_to((repo or REPO).resolve()))
     except ValueError:
         return str(path)
-
-
-class DuplicateKeyError(yaml.YAMLError):
-    """A mapping of a YAML file names one key twice (PyYAML keeps the last silently)."""
-
-
-class _UniqueKeys(yaml.SafeLoader):
-    """safe_load that refuses a key given twice in one mapping."""
-
-
-def _unique_mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> Any:
-    first: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":  # << merges another mapping's keys
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        line = key_node.start_mark.line + 1
-        if key in first:
-            raise DuplicateKeyError(
-                f"line {line}: key {key!r} given twice (first on line {first[key]}); "
-                "expected each key once"
-            )
-        first[key] = line
-    return yaml.SafeLoader.construct_mapping(loader, node, deep)
-
-
-_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
-
-
-def load_yaml(text: str) -> Any:
-    """yaml.safe_load that raises DuplicateKeyError for a key given twice in one mapping (the
-    one YAML reader of the project's configuration: campaigns, manifests, network profiles)."""
-    return yaml.load(text, Loader=_UniqueKeys)  # a SafeLoader: no arbitrary objects

@@ -42,7 +42,7 @@ from prototypes.contract.upstream_lock import (
     UpstreamLockError,
     read_lock,
 )
-from workflow.files import load_yaml
+from prototypes.contract.yamlfile import load_yaml
 
 SCHEMA_PATH = Path(__file__).with_name("prototype.schema.json")
 CONTRACT_SCHEMA = 1

@@ -24,6 +24,7 @@ from prototypes.contract.argv import check_cell
 from prototypes.contract.library_builds import VersionBuild
 from prototypes.contract.schema_errors import schema_error_line
 from prototypes.contract.upstream_lock import UPSTREAM
+from prototypes.contract.yamlfile import load_yaml
 from workflow import layout
 from workflow.campaign import order as run_order
 from workflow.campaign import transports
@@ -35,7 +36,7 @@ from workflow.campaign.executables import (
     missing_builds,
 )
 from workflow.campaign.overrides import DEFAULT_BUDGET_MIN, check_overrides
-from workflow.files import REPO, load_yaml, repo_relative, shown_path
+from workflow.files import REPO, repo_relative, shown_path
 from workflow.harness import cell as cells
 from workflow.harness import netprofiles as profiles
 

@@ -39,7 +39,7 @@ import jsonschema
 import yaml
 
 from prototypes.contract.schema_errors import schema_error_line
-from workflow.files import load_yaml
+from prototypes.contract.yamlfile import load_yaml
 
 HERE = Path(__file__).resolve().parent
 BUILTIN_PROFILES_PATH = HERE / "network-profiles.yaml"

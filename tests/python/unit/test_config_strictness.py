@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from prototypes.contract import manifest
+from prototypes.contract.yamlfile import DuplicateKeyError, load_yaml
 from workflow.campaign import expand
-from workflow.files import REPO, DuplicateKeyError, load_yaml
+from workflow.files import REPO
 
 
 def test_a_key_given_twice_is_an_error_with_both_lines() -> None:
