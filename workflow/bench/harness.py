@@ -8,14 +8,22 @@
   the error of an injected 25 ms each way at p50, and 200 players at 60 Hz through it: its CPU
   and drops.
 
-    netstick bench harness   -> data/bench/harness.json
+Run by root, `--as-user USER` runs the emulator's cells a second time as that unprivileged user,
+interleaved with root's (workflow/bench/as_user.py): such runs build their namespaces in a user
+namespace (isolation userns), and the record holds their figures beside root's (`as_user`, and
+`userns_*` targets). Run by a user who is not root, the bench measures that user's runs; the
+record states each side's isolation.
+
+    netstick bench harness [--as-user USER] [--emulator-only]   -> data/bench/harness.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +34,7 @@ import numpy as np
 from monitors.sampler import read_monitor
 from prototypes.contract.logs import read_rtt_logs
 from workflow import layout
-from workflow.bench import options, record
+from workflow.bench import as_user, options, record
 from workflow.bench.targets import target_rows, targets_text
 from workflow.files import REPO
 from workflow.harness import cell as cells
@@ -43,6 +51,8 @@ TARGETS = {
 
 
 def _cell(transport: str, players: int, profile: str | dict[str, Any], **kw: Any) -> dict[str, Any]:
+    # isolation netns: as root the run's own namespaces; as a user who is not root the harness
+    # builds the same in a user namespace (isolation userns).
     doc: dict[str, Any] = {
         "campaign": "bench-harness",
         "prototype": "prototypes/reference/prototype.yaml",
@@ -74,13 +84,116 @@ def _monitor_jitter_ms(run: Path, interval_s: float) -> list[float]:
     return [abs(g - interval_s * 1000) for g in gaps.tolist()]
 
 
-def _run(cell: dict[str, Any], raw: Path, name: str, progress: Callable[[str], None]) -> Path:
-    out = raw / name
-    progress(f"{name} ...")
-    res = harness.run_cell(cell, out)
-    if res.status != "ok":
-        raise RuntimeError(f"{name}: {res.reason}: {res.detail}")
-    return out
+Runner = Callable[[dict[str, Any], str], Path]  # (cell, run name) -> the ok run's directory
+EMULATOR_TARGETS = (
+    "emulator_added_rtt_p50_ms",
+    "emulator_delay_error_p50_ms",
+    "emulator_cpu_cores_200",
+)
+
+
+def _in_process(raw: Path, progress: Callable[[str], None]) -> Runner:
+    def run(cell: dict[str, Any], name: str) -> Path:
+        out = raw / name
+        progress(f"{name} ...")
+        res = harness.run_cell(cell, out)
+        if res.status != "ok":
+            raise RuntimeError(f"{name}: {res.reason}: {res.detail}")
+        return out
+
+    return run
+
+
+def _user_runner(user: str, raw: Path, repo: Path, progress: Callable[[str], None]) -> Runner:
+    def run(cell: dict[str, Any], name: str) -> Path:
+        out = raw / name
+        progress(f"{name} (as {user}) ...")
+        status, detail = as_user.run_cell(user, cell, out, repo)
+        if status != "ok":
+            raise RuntimeError(f"{name} as {user}: {status}: {detail}")
+        return out
+
+    return run
+
+
+def _overhead(
+    run: Runner, repetitions: int, duration_s: float, runs: dict[str, Any]
+) -> dict[str, Any]:
+    overheads, phases, sampler_pct, jitter = [], [], [], []
+    for i in range(repetitions):
+        cell = _cell("udp", 200, "lan", run_id=f"r{i + 1}", duration_s=duration_s)
+        path = run(cell, f"overhead-udp-200-r{i + 1}")
+        meta = json.loads((path / "meta.json").read_text())
+        overheads.append(meta["overhead_s"])
+        phases.append(meta["phases_s"])
+        mon = meta["monitor"]
+        sampler_pct.append(100.0 * mon["sampler_cpu_s"] / mon["sampler_wall_s"])
+        jitter += _monitor_jitter_ms(path, 0.5)
+        runs[f"overhead-r{i + 1}"] = str(path)
+    return {
+        "overhead_s": overheads,
+        "overhead_s_max": max(overheads),
+        "overhead_s_median": statistics.median(overheads),
+        "phases_s": phases,
+        "monitor_cpu_pct_of_core": max(sampler_pct),
+        "monitor_jitter_p99_ms": float(np.percentile(jitter, 99)),
+    }
+
+
+def _emulator(
+    runners: dict[str, Runner], repetitions: int, duration_s: float
+) -> dict[str, dict[str, Any]]:
+    """The emulator's figures per runner (root's own runs, a user's): each repetition runs every
+    cell for every runner in turn, so both see the same hour of the machine."""
+    delay = {
+        "description": "25 ms each way, nothing else",
+        "up": {"delay_ms": 25},
+        "down": {"delay_ms": 25},
+    }
+    kinds = {"lan": "lan", "emu": "lan-emulated", "delay25": delay}
+    rtt: dict[str, dict[str, list[float]]] = {r: {k: [] for k in kinds} for r in runners}
+    isolation: dict[str, set[str]] = {r: set() for r in runners}
+    for i in range(repetitions):
+        for kind, profile in kinds.items():
+            for label, run in runners.items():
+                cell = _cell("udp", 50, profile, run_id=f"r{i + 1}", duration_s=duration_s)
+                path = run(cell, f"{_prefix(label)}{kind}-udp-50-r{i + 1}")
+                rtt[label][kind].append(_rtt_p50_ms(path))
+                isolation[label].add(json.loads((path / "meta.json").read_text())["isolation"])
+    figures: dict[str, dict[str, Any]] = {}
+    for label, run in runners.items():
+        got = rtt[label]
+        path = run(
+            _cell("udp", 200, "lan-emulated", duration_s=duration_s), f"{_prefix(label)}emu-udp-200"
+        )
+        meta = json.loads((path / "meta.json").read_text())
+        isolation[label].add(meta["isolation"])
+        emu_stats = meta.get("emulator") or {}
+        cpu_s = emu_stats.get("cpu_s")
+        wall_s = (meta["end_unix_ns"] - meta["start_unix_ns"]) / 1e9
+        figures[label] = {
+            "isolation": sorted(isolation[label]),
+            "lan_rtt_p50_ms": got["lan"],
+            "lan_emulated_rtt_p50_ms": got["emu"],
+            "emulator_added_rtt_p50_ms": statistics.median(got["emu"])
+            - statistics.median(got["lan"]),
+            "delay_error_p50_ms": [v - 50.0 for v in got["delay25"]],
+            "emulator_delay_error_p50_ms": max(abs(v - 50.0) for v in got["delay25"]),
+            "emulator_cpu_cores_200": cpu_s / wall_s if cpu_s is not None else None,
+            "emulator_200": {
+                "stats": emu_stats,
+                "window_s": (meta["window_end_unix_ns"] - meta["window_start_unix_ns"]) / 1e9,
+                "rtt_p50_ms": _rtt_p50_ms(path),
+                "note": "cpu_s is the emulator's getrusage over its whole life (sandbox start "
+                "to stop), divided by the run's wall time: an upper bound of its cost during "
+                "the window",
+            },
+        }
+    return figures
+
+
+def _prefix(label: str) -> str:
+    return "" if label == "root" else f"{label}-"
 
 
 def run(
@@ -89,79 +202,50 @@ def run(
     repo: Path,
     repetitions: int = 3,
     progress: Callable[[str], None] = print,
+    user: str | None = None,
+    emulator_only: bool = False,
+    duration_s: float = 6,
 ) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     raw = raw / stamp
     measured: dict[str, Any] = {}
     runs: dict[str, Any] = {}
-
-    overheads, phases, sampler_pct, jitter = [], [], [], []
-    for i in range(repetitions):
-        run = _run(
-            _cell("udp", 200, "lan", run_id=f"r{i + 1}"),
-            raw,
-            f"overhead-udp-200-r{i + 1}",
-            progress,
-        )
-        meta = json.loads((run / "meta.json").read_text())
-        overheads.append(meta["overhead_s"])
-        phases.append(meta["phases_s"])
-        mon = meta["monitor"]
-        sampler_pct.append(100.0 * mon["sampler_cpu_s"] / mon["sampler_wall_s"])
-        jitter += _monitor_jitter_ms(run, 0.5)
-        runs[f"overhead-r{i + 1}"] = str(run)
-    measured["overhead_s"] = overheads
-    measured["overhead_s_max"] = max(overheads)
-    measured["overhead_s_median"] = statistics.median(overheads)
-    measured["phases_s"] = phases
-    measured["monitor_cpu_pct_of_core"] = max(sampler_pct)
-    measured["monitor_jitter_p99_ms"] = float(np.percentile(jitter, 99))
-
-    lan, emu = [], []
-    for i in range(repetitions):
-        a = _run(_cell("udp", 50, "lan", run_id=f"r{i + 1}"), raw, f"lan-udp-50-r{i + 1}", progress)
-        b = _run(
-            _cell("udp", 50, "lan-emulated", run_id=f"r{i + 1}"),
-            raw,
-            f"emu-udp-50-r{i + 1}",
-            progress,
-        )
-        lan.append(_rtt_p50_ms(a))
-        emu.append(_rtt_p50_ms(b))
-    measured["lan_rtt_p50_ms"] = lan
-    measured["lan_emulated_rtt_p50_ms"] = emu
-    measured["emulator_added_rtt_p50_ms"] = statistics.median(emu) - statistics.median(lan)
-
-    delay = {
-        "description": "25 ms each way, nothing else",
-        "up": {"delay_ms": 25},
-        "down": {"delay_ms": 25},
+    targets = dict(TARGETS)
+    own = _in_process(raw, progress)
+    if not emulator_only:
+        measured.update(_overhead(own, repetitions, duration_s, runs))
+    else:
+        targets = {k: v for k, v in TARGETS.items() if k in EMULATOR_TARGETS}
+    runners = {"root" if os.geteuid() == 0 else "self": own}
+    if user is not None:
+        uid = as_user.check(user, repo)
+        runners["user"] = _user_runner(user, raw, repo, progress)
+    figures = _emulator(runners, repetitions, duration_s)
+    mine = figures.pop("root", None) or figures.pop("self")
+    measured.update(mine)
+    if user is not None:
+        theirs = figures["user"]
+        if theirs["isolation"] != ["userns"]:
+            raise RuntimeError(
+                f"the runs as {user} got isolation {theirs['isolation']}, not userns: "
+                "user namespaces are not available to them (see netstick doctor)"
+            )
+        measured["as_user"] = {"user": user, "uid": uid, **theirs}
+        for metric in EMULATOR_TARGETS:
+            measured[f"userns_{metric}"] = theirs[metric]
+            op, threshold, what = TARGETS[metric]
+            targets[f"userns_{metric}"] = (op, threshold, f"{what}, as an unprivileged user")
+    body = {
+        "measured": measured,
+        "runs": runs,
+        "targets": target_rows(measured, targets),
+        "settings": {
+            "repetitions": repetitions,
+            "duration_s": duration_s,
+            "emulator_only": emulator_only,
+            "as_user": user,
+        },
     }
-    errors = []
-    for i in range(repetitions):
-        r = _run(
-            _cell("udp", 50, delay, run_id=f"r{i + 1}"), raw, f"delay25-udp-50-r{i + 1}", progress
-        )
-        errors.append(_rtt_p50_ms(r) - 50.0)
-    measured["delay_error_p50_ms"] = errors
-    measured["emulator_delay_error_p50_ms"] = max(abs(e) for e in errors)
-
-    r = _run(_cell("udp", 200, "lan-emulated"), raw, "emu-udp-200", progress)
-    meta = json.loads((r / "meta.json").read_text())
-    emu_stats = meta.get("emulator") or {}
-    window_s = (meta["window_end_unix_ns"] - meta["window_start_unix_ns"]) / 1e9
-    cpu_s = emu_stats.get("cpu_s")
-    wall_s = (meta["end_unix_ns"] - meta["start_unix_ns"]) / 1e9
-    measured["emulator_cpu_cores_200"] = cpu_s / wall_s if cpu_s is not None else None
-    measured["emulator_200"] = {
-        "stats": emu_stats,
-        "window_s": window_s,
-        "rtt_p50_ms": _rtt_p50_ms(r),
-        "note": "cpu_s is the emulator's getrusage over its whole life (sandbox start to stop), "
-        "divided by the run's wall time: an upper bound of its cost during the window",
-    }
-
-    body = {"measured": measured, "runs": runs, "targets": target_rows(measured, TARGETS)}
     return record.write(out, "bench-harness", body, repo=repo)
 
 
@@ -169,10 +253,30 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=options.BENCH_DIR / "harness.json")
     p.add_argument("--raw-dir", type=Path, default=options.DATA / "raw" / "bench-harness")
     p.add_argument("--repetitions", type=options.positive_int, default=3)
+    p.add_argument(
+        "--duration-s", type=options.seconds(0, strict=True), default=6.0,
+        help="each run's measurement window (default 6)",
+    )  # fmt: skip
+    p.add_argument(
+        "--as-user", metavar="USER",
+        help="as root: also run the emulator's cells as this unprivileged user (isolation "
+        "userns), interleaved with root's, and record their figures beside root's",
+    )  # fmt: skip
+    p.add_argument(
+        "--emulator-only", action="store_true",
+        help="measure the emulator only (not the overhead per run or the monitor's cost)",
+    )  # fmt: skip
 
 
 def main(args: argparse.Namespace) -> int:
-    doc = run(args.out, args.raw_dir, REPO, args.repetitions)
+    try:
+        doc = run(
+            args.out, args.raw_dir, REPO, args.repetitions, user=args.as_user,
+            emulator_only=args.emulator_only, duration_s=args.duration_s,
+        )  # fmt: skip
+    except as_user.UserError as exc:
+        print(f"netstick bench harness: {exc}", file=sys.stderr)
+        return 2
     print(targets_text(doc["targets"]))
     print(f"results in {args.out}")
     return 0
