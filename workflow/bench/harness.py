@@ -26,6 +26,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,6 @@ def _monitor_jitter_ms(run: Path, interval_s: float) -> list[float]:
     return [abs(g - interval_s * 1000) for g in gaps.tolist()]
 
 
-Runner = Callable[[dict[str, Any], str], Path]  # (cell, run name) -> the ok run's directory
 EMULATOR_TARGETS = (
     "emulator_added_rtt_p50_ms",
     "emulator_delay_error_p50_ms",
@@ -92,39 +92,45 @@ EMULATOR_TARGETS = (
 )
 
 
-def _in_process(raw: Path, progress: Callable[[str], None]) -> Runner:
-    def run(cell: dict[str, Any], name: str) -> Path:
-        out = raw / name
-        progress(f"{name} ...")
-        res = harness.run_cell(cell, out)
-        if res.status != "ok":
-            raise RuntimeError(f"{name}: {res.reason}: {res.detail}")
-        return out
+@dataclass
+class Runner:
+    """Runs a cell into raw/<name>, in this process or as another user, and keeps each run's
+    wall time as its caller saw it (a user's run includes starting its user namespace)."""
 
-    return run
+    raw: Path
+    progress: Callable[[str], None]
+    user: str | None = None
+    repo: Path = REPO
+    wall_s: dict[str, float] = field(default_factory=dict)
 
-
-def _user_runner(user: str, raw: Path, repo: Path, progress: Callable[[str], None]) -> Runner:
-    def run(cell: dict[str, Any], name: str) -> Path:
-        out = raw / name
-        progress(f"{name} (as {user}) ...")
-        status, detail = as_user.run_cell(user, cell, out, repo)
+    def __call__(self, cell: dict[str, Any], name: str) -> Path:
+        out = self.raw / name
+        self.progress(f"{name} ..." if self.user is None else f"{name} (as {self.user}) ...")
+        started = time.monotonic()
+        if self.user is None:
+            res = harness.run_cell(cell, out)
+            status, detail = res.status, f"{res.reason}: {res.detail}"
+        else:
+            status, detail = as_user.run_cell(self.user, cell, out, self.repo)
+        self.wall_s[name] = time.monotonic() - started
         if status != "ok":
-            raise RuntimeError(f"{name} as {user}: {status}: {detail}")
+            who = "" if self.user is None else f" as {self.user}"
+            raise RuntimeError(f"{name}{who}: {status}: {detail}")
         return out
-
-    return run
 
 
 def _overhead(
-    run: Runner, repetitions: int, duration_s: float, runs: dict[str, Any]
+    run: Runner, repetitions: int, duration_s: float, runs: dict[str, Any], prefix: str = ""
 ) -> dict[str, Any]:
-    overheads, phases, sampler_pct, jitter = [], [], [], []
+    overheads, outside, phases, sampler_pct, jitter = [], [], [], [], []
     for i in range(repetitions):
         cell = _cell("udp", 200, "lan", run_id=f"r{i + 1}", duration_s=duration_s)
-        path = run(cell, f"overhead-udp-200-r{i + 1}")
+        path = run(cell, f"{prefix}overhead-udp-200-r{i + 1}")
         meta = json.loads((path / "meta.json").read_text())
         overheads.append(meta["overhead_s"])
+        # Everything the caller waited for but the measurement: with a user's runs, the user
+        # namespace's start too.
+        outside.append(run.wall_s[path.name] - meta["phases_s"]["measurement"])
         phases.append(meta["phases_s"])
         mon = meta["monitor"]
         sampler_pct.append(100.0 * mon["sampler_cpu_s"] / mon["sampler_wall_s"])
@@ -134,6 +140,8 @@ def _overhead(
         "overhead_s": overheads,
         "overhead_s_max": max(overheads),
         "overhead_s_median": statistics.median(overheads),
+        "outside_window_s": outside,
+        "outside_window_s_median": statistics.median(outside),
         "phases_s": phases,
         "monitor_cpu_pct_of_core": max(sampler_pct),
         "monitor_jitter_p99_ms": float(np.percentile(jitter, 99)),
@@ -211,7 +219,7 @@ def run(
     measured: dict[str, Any] = {}
     runs: dict[str, Any] = {}
     targets = dict(TARGETS)
-    own = _in_process(raw, progress)
+    own = Runner(raw, progress, repo=repo)
     if not emulator_only:
         measured.update(_overhead(own, repetitions, duration_s, runs))
     else:
@@ -219,7 +227,7 @@ def run(
     runners = {"root" if os.geteuid() == 0 else "self": own}
     if user is not None:
         uid = as_user.check(user, repo)
-        runners["user"] = _user_runner(user, raw, repo, progress)
+        runners["user"] = Runner(raw, progress, user=user, repo=repo)
     figures = _emulator(runners, repetitions, duration_s)
     mine = figures.pop("root", None) or figures.pop("self")
     measured.update(mine)
@@ -231,6 +239,12 @@ def run(
                 "user namespaces are not available to them (see netstick doctor)"
             )
         measured["as_user"] = {"user": user, "uid": uid, **theirs}
+        if not emulator_only:
+            # The user's runs start a child in a user namespace: what that adds per run.
+            mine_runs: dict[str, Any] = {}
+            measured["as_user"]["overhead"] = _overhead(
+                runners["user"], repetitions, duration_s, mine_runs, prefix="user-"
+            )
         for metric in EMULATOR_TARGETS:
             measured[f"userns_{metric}"] = theirs[metric]
             op, threshold, what = TARGETS[metric]
