@@ -23,9 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
 from prototypes.contract.checklogs.events import check_events
 from prototypes.contract.checklogs.meta import (
     Meta,
@@ -33,8 +30,13 @@ from prototypes.contract.checklogs.meta import (
     report_library_versions,
     report_transport_settings,
 )
-from prototypes.contract.checklogs.rtt import AppProbes, check_rtt
-from prototypes.contract.checklogs.ticks import check_app_ticks, check_ticks
+from prototypes.contract.checklogs.rtt import Echoes, check_rtt
+from prototypes.contract.checklogs.ticks import (
+    Ticks,
+    check_app_ticks,
+    check_tick_counts,
+    check_ticks,
+)
 from prototypes.contract.columns import FILES_BY_ROLE, LOG_FILE_RE
 
 if TYPE_CHECKING:
@@ -118,8 +120,8 @@ def check_log_dir(
         report(".", 0, "no log files: expected at least server.meta.json")
 
     metas: dict[str, Meta] = {}
-    app_probes: dict[str, AppProbes] = {}
-    ticks: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+    app_probes: dict[str, Echoes] = {}
+    ticks: Ticks | None = None
     for proc, suffixes in sorted(files_by_proc.items()):
         role = "server" if proc == "server" else "client"
         expected = FILES_BY_ROLE[role]
@@ -143,6 +145,8 @@ def check_log_dir(
             ticks = check_ticks(log_dir / f"{proc}.ticks.csv", meta, report)
     if ticks is not None:
         check_app_ticks(ticks, metas, app_probes, report)
+        if problem := check_tick_counts(ticks, metas, app_probes):
+            report("server.ticks.csv", 0, problem)
     if manifest is not None:
         report_library_versions(log_dir, manifest, report)
         report_transport_settings(log_dir, manifest, report)

@@ -1,6 +1,7 @@
 """A process's events.csv (CONTRACT.md section 3.3): known event names written by the right
-role, once per player where the contract says so, probes counts that add up, and on the server
-no two players joining from one remote address at once (players sharing a socket).
+role, once per player where the contract says so, probes counts that add up, spawn and block
+positions where the game puts them (positions.py), and on the server no two players joining from
+one remote address at once (players sharing a socket).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import re
 from pathlib import Path
 
 from prototypes.contract.checklogs.meta import Meta, lifetime_window
+from prototypes.contract.checklogs.positions import Positions
 from prototypes.contract.checklogs.rows import (
     DEC,
     DEC_RE,
@@ -28,6 +30,7 @@ _EVENTS_ROW_RE = re.compile(rf"({UINT}),({UINT})?,([a-z_]+),(?:{DEC})?,([^,]*)")
 _PER_PLAYER_EVENTS = frozenset({"connect", "world_loaded", "probes"})
 # Events a player logs at most once (CONTRACT.md 3.3).
 _ONCE_PER_PLAYER_EVENTS = ("connect", "spawn", "world_loaded")
+_POSITION_EVENTS = frozenset({"spawn", "block_place", "block_remove"})
 _PROBES_COUNTS = ("echoed", "lost", "inflight")
 _PROBED_KINDS = ("net", "app")
 
@@ -47,6 +50,7 @@ def check_events(path: Path, role: str, meta: Meta | None, report: Report) -> No
     if lines is None:
         return
     window = lifetime_window(meta, path)
+    positions = Positions(name, meta.workload if meta else None, report)
     # (event, player[, kind]) -> first line, for the events a player logs at most once.
     once: dict[tuple[str, ...], int] = {}
     # remote address -> (player, line) of the players connected from it (server only).
@@ -97,6 +101,8 @@ def check_events(path: Path, role: str, meta: Meta | None, report: Report) -> No
                 )
             else:
                 once[key] = lineno
+        if role == "client" and event in _POSITION_EVENTS and UINT_RE.fullmatch(player):
+            positions.event(lineno, int(player), event, detail)
         if role == "server" and event in ("join", "disconnect"):
             _check_remote(name, lineno, event, player, detail, remotes, report)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,11 @@ class Meta:
     first_player: int | None
     players: int | None
     host: str | None = None
+    # What the process played and how it ended, for the checks that depend on the workload
+    # (positions, pingpong) or on a complete log (tick counters against the echoes).
+    workload: str | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    finished: bool = False
 
 
 # How far a process's start or end may lie from when its meta.json was written: a run is
@@ -194,7 +199,20 @@ def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
                 f"client-{first_player}.*, not {proc}.*",
             )
     host = meta.get("host") if isinstance(meta.get("host"), str) and meta["host"] else None
-    return Meta(role, start, end, first_player, players, host)
+    workload = meta.get("workload") if isinstance(meta.get("workload"), str) else None
+    params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
+    finished = meta.get("status") == "exited" and meta.get("exit_code") == 0
+    return Meta(
+        role,
+        start,
+        end,
+        first_player,
+        players,
+        host,
+        workload,
+        {str(k): str(v) for k, v in params.items()},
+        finished,
+    )
 
 
 def _check_args(name: str, args: list[str], role: str, report: Report) -> None:

@@ -1,7 +1,8 @@
 """A client's rtt.csv (CONTRACT.md section 3.2): one row per probe echoed, lib rows as read.
 
 Rows are written in echo order, so on unreliable channels seq may legitimately arrive out of
-order: only duplicates are violations. What no conformant prototype can log: an rtt_us of kind
+order: only duplicates are violations. Under the pingpong workload its net rows follow that
+workload's rules (pingpong.py). What no conformant prototype can log: an rtt_us of kind
 net or app below RTT_FLOOR_US (an RTT written in ms instead of µs).
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from prototypes.contract.checklogs.meta import Meta, lifetime_window
+from prototypes.contract.checklogs.pingpong import Pingpong
 from prototypes.contract.checklogs.rows import (
     UDEC,
     UDEC_RE,
@@ -43,13 +45,15 @@ _KIND_CODE = {k: i for i, k in enumerate(RTT_KINDS)}
 
 
 @dataclass(slots=True)
-class AppProbes:
-    """The app rows of one rtt.csv: send time (ns), round trip (ns) and line, for the tick check
-    (ticks.check_app_ticks)."""
+class Echoes:
+    """What the tick checks need of one rtt.csv: its app rows' send time (ns), round trip (ns)
+    and line (ticks.check_app_ticks), and when every net and app echo arrived (ns;
+    ticks.check_tick_counts)."""
 
     t_unix_ns: array[int]
     rtt_ns: array[int]
     line: array[int]
+    echo_unix_ns: array[int]
 
 
 _RTT_FIELD_CHECKS: tuple[FieldCheck, ...] = (
@@ -72,10 +76,10 @@ def _below_floor(rtt_text: str) -> bool:
     return (len(rtt_text) == 1 or rtt_text[1] == ".") and float(rtt_text) < RTT_FLOOR_US
 
 
-def check_rtt(path: Path, meta: Meta | None, report: Report) -> AppProbes:
-    """Check a client's rtt.csv; its app rows, for check_app_ticks."""
+def check_rtt(path: Path, meta: Meta | None, report: Report) -> Echoes:
+    """Check a client's rtt.csv; what the tick checks need of it."""
     name = path.name
-    app = AppProbes(array("q"), array("q"), array("q"))
+    app = Echoes(array("q"), array("q"), array("q"), array("q"))
     lines = data_lines(path, RTT_COLUMNS, report)
     if lines is None:
         return app
@@ -90,6 +94,11 @@ def check_rtt(path: Path, meta: Meta | None, report: Report) -> AppProbes:
     # kind -> [rows below RTT_FLOOR_US, first such line, its rtt_us]
     too_fast: dict[str, list[Any]] = {}
     match = _RTT_ROW_RE.fullmatch
+    pingpong = (
+        Pingpong.for_params(name, meta.params, report)
+        if meta is not None and meta.workload == "pingpong"
+        else None
+    )
     for lineno, line in enumerate(lines, start=2):
         m = match(line)
         if m is not None:
@@ -131,12 +140,18 @@ def check_rtt(path: Path, meta: Meta | None, report: Report) -> AppProbes:
             if _below_floor(rtt_text):
                 entry = too_fast.setdefault(kind, [0, lineno, rtt_text])
                 entry[0] += 1
+            rtt_ns = round(float(rtt_text) * 1000)
+            app.echo_unix_ns.append(int(t_text) + rtt_ns)
+            if pingpong is not None and kind == "net":
+                pingpong.row(lineno, player, int(seq_text), int(t_text), rtt_ns, late or "")
             if kind == "app":
                 app.t_unix_ns.append(int(t_text))
-                app.rtt_ns.append(round(float(rtt_text) * 1000))
+                app.rtt_ns.append(rtt_ns)
                 app.line.append(lineno)
         keys.extend((player, _KIND_CODE[kind], int(seq_text), lineno))
     _report_duplicate_seqs(name, keys, report)
+    if pingpong is not None:
+        pingpong.finish()
     for kind, (count, first_line, value) in too_fast.items():
         report(
             name,

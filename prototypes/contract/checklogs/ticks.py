@@ -1,11 +1,13 @@
-"""The server's ticks.csv (CONTRACT.md section 3.2): one row per tick, in order; and against
-the clients' rtt.csv, app probes answered by a tick, not from the receive path.
+"""The server's ticks.csv (CONTRACT.md section 3.4): one row per tick, in order, counters that
+agree with each other; and against the clients' rtt.csv, app probes answered by a tick, not
+from the receive path, and every echo counted as a message in and out.
 """
 
 from __future__ import annotations
 
 import re
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ from prototypes.contract.checklogs.rows import (
     field_problems,
     wrong_field_count,
 )
-from prototypes.contract.checklogs.rtt import AppProbes
+from prototypes.contract.checklogs.rtt import Echoes
 from prototypes.contract.columns import TICKS_COLUMNS
 
 # An app probe must be answered by a tick (CONTRACT.md section 3.2): some server tick must
@@ -39,19 +41,32 @@ APP_OFF_TICK_SHARE = 0.1
 
 # tick_late_us and tick_duration_us are µs like every _us column: decimals (the reference
 # prototype writes three decimals); the counters are integers.
-_TICKS_ROW_RE = re.compile(rf"({UINT}),({UINT}),{UDEC},({UDEC})(?:,{UINT}){{6}}")
+_TICKS_ROW_RE = re.compile(rf"({UINT}),({UINT}),{UDEC},({UDEC})" + rf",({UINT})" * 6)
+# Echoes a client received this long before the server's last row were certainly counted in a
+# row (the counters are read in the tick, the row's time taken after it).
+COUNTED_BEFORE_LAST_ROW_NS = 100_000_000
 
 
-def check_ticks(
-    path: Path, meta: Meta | None, report: Report
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Row checks of server.ticks.csv; returns every good row's t_unix_ns and tick duration in ns
-    (for check_app_ticks)."""
+@dataclass(slots=True)
+class Ticks:
+    """What the cross-file checks need from server.ticks.csv: every good row's t_unix_ns and
+    tick duration in ns, and the application messages counted in and out over all rows."""
+
+    t_unix_ns: npt.NDArray[np.int64]
+    duration_ns: npt.NDArray[np.int64]
+    msgs_in: int = 0
+    msgs_out: int = 0
+
+
+def check_ticks(path: Path, meta: Meta | None, report: Report) -> Ticks:
+    """Row checks of server.ticks.csv, the counters' own rules included; what the cross-file
+    checks need (check_app_ticks, check_tick_counts)."""
     name = path.name
     times, durations = array("q"), array("q")
+    msgs_in = msgs_out = 0
     lines = data_lines(path, TICKS_COLUMNS, report)
     if lines is None:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
+        return Ticks(np.empty(0, np.int64), np.empty(0, np.int64))
     window = lifetime_window(meta, path)
     checks: list[FieldCheck] = [
         ("t_unix_ns", UINT_RE, "a positive integer (ns since the Unix epoch)", False),
@@ -74,6 +89,10 @@ def check_ticks(
             t_text, tick_text, dur_text = m.group(1), m.group(2), m.group(3)
             times.append(int(t_text))
             durations.append(round(float(dur_text) * 1000))
+            counters = [int(v) for v in m.groups()[3:]]
+            msgs_in += counters[2]
+            msgs_out += counters[3]
+            _check_counters(name, lineno, counters, report)
         if UINT_RE.fullmatch(t_text) and (problem := window.problem(int(t_text))):
             report(name, lineno, problem)
         if UINT_RE.fullmatch(tick_text):
@@ -86,13 +105,67 @@ def check_ticks(
                     f"{prev_tick[1]}: one row per tick, in order",
                 )
             prev_tick = (tick, lineno)
-    return np.frombuffer(times, dtype=np.int64), np.frombuffer(durations, dtype=np.int64)
+    return Ticks(
+        np.frombuffer(times, dtype=np.int64),
+        np.frombuffer(durations, dtype=np.int64),
+        msgs_in,
+        msgs_out,
+    )
+
+
+def _check_counters(name: str, lineno: int, counters: list[int], report: Report) -> None:
+    """players_connected, networked_objects, msgs_in, msgs_out, bytes_in, bytes_out of one row:
+    the players are networked objects, and every message has at least one byte of payload."""
+    players, objects, msgs_in, msgs_out, bytes_in, bytes_out = counters
+    if objects < players:
+        report(
+            name,
+            lineno,
+            f"networked_objects {objects} < players_connected {players}: networked objects "
+            "are the players plus the blocks in the world (CONTRACT.md 3.4)",
+        )
+    for way, msgs, size in (("in", msgs_in, bytes_in), ("out", msgs_out, bytes_out)):
+        if size < msgs:
+            report(
+                name,
+                lineno,
+                f"bytes_{way} {size} < msgs_{way} {msgs}: every message has a payload of at "
+                "least one byte (are the columns swapped?)",
+            )
+
+
+def check_tick_counts(
+    ticks: Ticks, metas: dict[str, Meta], echoes: dict[str, Echoes]
+) -> str | None:
+    """The server counted every message it received and sent (CONTRACT.md 3.4: echoes
+    included): each echo a client logged (rtt.csv kinds net and app) was one message in and one
+    out of the server. Judged on the echoes received COUNTED_BEFORE_LAST_ROW_NS before the
+    server's last row, from clients on the server's host (one clock), when the server exited
+    normally; the problem in words, or None."""
+    server = metas.get("server")
+    if server is None or server.host is None or not server.finished or ticks.t_unix_ns.size == 0:
+        return None
+    limit = int(ticks.t_unix_ns.max()) - COUNTED_BEFORE_LAST_ROW_NS
+    counted = sum(
+        int(np.count_nonzero(np.frombuffer(e.echo_unix_ns, dtype=np.int64) <= limit))
+        for proc, e in echoes.items()
+        if proc in metas and metas[proc].host == server.host
+    )
+    for way, msgs in (("in", ticks.msgs_in), ("out", ticks.msgs_out)):
+        if msgs < counted:
+            return (
+                f"msgs_{way} adds up to {msgs} over all rows, fewer than the {counted} probe "
+                "echoes the clients received before the last row: the server counts every "
+                "application message it gets and hands over, its echoes included "
+                "(CONTRACT.md 3.4)"
+            )
+    return None
 
 
 def check_app_ticks(
-    ticks: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    ticks: Ticks,
     metas: dict[str, Meta],
-    app_probes: dict[str, AppProbes],
+    app_probes: dict[str, Echoes],
     report: Report,
 ) -> None:
     """app probes are echoed by a server tick (CONTRACT.md 3.2): the window from a probe's send
@@ -102,7 +175,7 @@ def check_app_ticks(
     host (meta.json host), so that both read one clock, and only for probes answered within
     the ticks logged (a killed server's last rows may be missing)."""
     server = metas.get("server")
-    t, dur = ticks
+    t, dur = ticks.t_unix_ns, ticks.duration_ns
     if server is None or server.host is None or t.size == 0:
         return
     order = np.argsort(t, kind="stable")

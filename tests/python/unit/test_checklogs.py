@@ -74,7 +74,7 @@ def write_valid(d: Path) -> Path:
     events = [
         f"{T},0,connect,12.5,",
         f"{T},1,connect,13,",
-        f"{T},0,spawn,,x=1 y=2 z=3",
+        f"{T},0,spawn,,x=-32 y=0 z=-32",
         f"{T},,malformed,2,error=short message",
         f"{T},0,probes,100,kind=net echoed=98 lost=1 inflight=1",
         f"{T},0,disconnect,,reason=duration",
@@ -223,6 +223,15 @@ CASES: list[tuple[str, Mutation, str, int, str]] = [
     ("world-loaded-anonymous", lambda d: set_line(d / "client-0.events.csv", 7,
                                                   f"{T},,world_loaded,1.5,objects=0 bytes=0"),
      "client-0.events.csv", 7, "event 'world_loaded' is about one player"),
+    ("spawn-elsewhere", lambda d: set_line(d / "client-0.events.csv", 4,
+                                           f"{T},0,spawn,,x=1 y=2 z=3"),
+     "client-0.events.csv", 4, "player 0 spawned at x=1 y=2 z=3, expected x=-32 y=0 z=-32"),
+    ("objects-below-players", lambda d: set_line(d / "server.ticks.csv", 2,
+                                                 f"{T},0,12.345,80.5,2,1,4,4,400,400"),
+     "server.ticks.csv", 2, "networked_objects 1 < players_connected 2"),
+    ("bytes-below-messages", lambda d: set_line(d / "server.ticks.csv", 3,
+                                                f"{T + 16_666_667},1,12.345,80.5,2,2,4,4,400,3"),
+     "server.ticks.csv", 3, "bytes_out 3 < msgs_out 4"),
     ("shared-socket", lambda d: (d / "server.events.csv").open("a").write(
         f"{T},1,join,,remote=127.0.0.1:5000\n"),
      "server.events.csv", 4, "player 1 joined from remote=127.0.0.1:5000, the address of player 0"),
@@ -536,3 +545,104 @@ def test_timestamps_in_microseconds_are_named_not_accepted(tmp_path: Path) -> No
     # The rows, in ns, then sit decades after the (µs) lifetime: no longer checked against it,
     # the unit is the one cause named.
     assert not [v for v in found if "after the process ended" in v], found
+
+
+def _events(d: Path, rows: list[str]) -> None:
+    (d / "client-0.events.csv").write_text("\n".join([",".join(EVENTS_COLUMNS), *rows]) + "\n")
+
+
+def _messages(violations: list[Violation]) -> str:
+    return "\n".join(map(str, violations))
+
+
+def test_active_blocks_go_on_the_players_tower(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    patch_meta(d / "client-0.meta.json", workload="active", params={"blocks": "3"})
+    # Player 33 spawns at (-30, 0, -30): its n-th block at (-30, n, -30).
+    tower = [f"{T + i},33,block_place,{i},x=-30 y={i} z=-30" for i in range(3)]
+    patch_meta(d / "client-0.meta.json", args=["proto", "-role", "client", "-players", "40"])
+    _events(d, tower)
+    assert check_log_dir(d) == []
+    _events(d, [*tower[:2], f"{T + 2},33,block_place,2,x=-30 y=5 z=-30"])
+    violations = check_log_dir(d)
+    assert any(
+        v.line == 4
+        and "player 33 placed a block at x=-30 y=5 z=-30, expected x=-30 y=2 z=-30" in v.message
+        for v in violations
+    ), _messages(violations)
+
+
+def test_rpc_toggle_places_and_removes_beside_the_spawn_point_in_turn(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    patch_meta(d / "client-0.meta.json", workload="rpc-toggle", params={"interval": "0.2"})
+    toggles = [
+        f"{T},1,block_place,0,x=-29 y=0 z=-32",
+        f"{T + 1},1,block_remove,1,x=-29 y=0 z=-32",
+        f"{T + 2},1,block_place,2,x=-29 y=0 z=-32",
+    ]
+    _events(d, toggles)
+    assert check_log_dir(d) == []
+    _events(d, [*toggles, f"{T + 3},1,block_place,3,x=-30 y=0 z=-32"])
+    found = _messages(check_log_dir(d))
+    assert "client-0.events.csv:5: player 1 logged block_place twice in a row" in found, found
+    assert "expected x=-29 y=0 z=-32: its spot 1 m beside its spawn point" in found, found
+
+
+def _pingpong(d: Path, rows: list[tuple[int, int, int, str]], count: int = 1000) -> None:
+    """Net rows (player, seq, send offset in ns, send_late_us) of 100 µs round trips."""
+    patch_meta(d / "client-0.meta.json", workload="pingpong", params={"count": str(count)})
+    lines = [f"{T + t},{p},{seq},100,net,{late}" for p, seq, t, late in rows]
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *lines]) + "\n")
+
+
+def test_pingpong_rows_follow_its_rules(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    # The next probe 50 µs after each echo.
+    chain = [(0, k, k * 150_000, "") for k in range(20)]
+    _pingpong(d, chain)
+    assert check_log_dir(d) == []
+
+    _pingpong(d, [*chain[:5], (0, 5, 5 * 150_000, "3.5"), *chain[6:]])
+    found = _messages(check_log_dir(d))
+    assert "client-0.rtt.csv:7: 1 net row(s) of the pingpong workload have a send_late_us" in found
+
+    _pingpong(d, chain, count=10)
+    assert "player 0 has 20 pingpong net rows, more than count=10" in _messages(check_log_dir(d))
+
+    # seq 3 leaves 40 µs after seq 2, whose echo took 100 µs: two probes in flight.
+    early = [*chain[:3], (0, 3, 2 * 150_000 + 40_000, ""), *chain[4:]]
+    _pingpong(d, early)
+    # 60 µs early: within the clocks' slack
+    assert "player 0's probe seq 3 went out" not in _messages(check_log_dir(d))
+    patch_meta(d / "client-0.meta.json", workload="pingpong", params={})
+    rows = [f"{T},0,0,2000,net,", f"{T + 40_000},0,1,2000,net,"]  # 2 ms round trips
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *rows]) + "\n")
+    found = _messages(check_log_dir(d))
+    assert "client-0.rtt.csv:3: player 0's probe seq 1 went out 2.0 ms before the echo" in found
+
+    # A sender on a 10 Hz timer: the next probe 100 ms after the last, not at its echo.
+    _pingpong(d, [(0, k, k * 100_000_000, "") for k in range(20)])
+    found = _messages(check_log_dir(d))
+    assert "sent its next pingpong probe a median 99.9 ms after the echo" in found, found
+
+
+def test_every_echo_is_counted_by_the_server(tmp_path: Path) -> None:
+    d = write_valid(tmp_path / "logs")
+    # 300 echoes over 3 s; the server's rows over 3.5 s count 4 messages each way per tick.
+    rows = [f"{T + k * 10_000_000},0,{k},100,net," for k in range(300)]
+    (d / "client-0.rtt.csv").write_text("\n".join([",".join(RTT_COLUMNS), *rows]) + "\n")
+
+    def ticks(msgs: int) -> None:
+        lines = [
+            f"{T + i * 16_666_667},{i},12.345,80.5,2,2,{msgs},{msgs},400,400" for i in range(210)
+        ]
+        (d / "server.ticks.csv").write_text("\n".join([",".join(TICKS_COLUMNS), *lines]) + "\n")
+
+    ticks(2)  # 420 in, 420 out
+    assert check_log_dir(d) == []
+    ticks(1)  # 210 each way, fewer than the 300 echoes
+    found = _messages(check_log_dir(d))
+    assert "msgs_in adds up to 210 over all rows, fewer than the 300 probe echoes" in found, found
+    # A server killed before its end may not have written its last counts: not judged.
+    patch_meta(d / "server.meta.json", status="running", end_unix_ns=None, exit_code=None)
+    assert "probe echoes" not in _messages(check_log_dir(d))
