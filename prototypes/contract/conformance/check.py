@@ -11,6 +11,7 @@ from prototypes.contract.conformance.scenarios import (
     RUN_CHECKS,
     scenario_bad_args,
     scenario_no_server,
+    scenario_other_role_flags,
     scenario_run,
     scenario_server_lost,
     scenario_server_stop,
@@ -94,6 +95,8 @@ def check_prototype(
                 scenario_bad_args(s)
             elif scenario == "no-server":
                 scenario_no_server(s)
+            elif scenario == "other-role-flags":
+                scenario_other_role_flags(s)
     finally:
         s.kill_all()
         if own_dir:

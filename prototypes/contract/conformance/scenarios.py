@@ -116,9 +116,19 @@ def scenario_run(s: Session, workload: str) -> None:
         s.fail(check, v)
     if not s.violations.get(check):
         s.ok(check, f"{len(clients)} client processes exited 0, logs conform")
-    _check_rtt_kinds(s, log_dir, workload, clients)
-    _check_probes_events(s, log_dir, workload, clients)
-    _check_player_events(s, log_dir, workload, [c for c in clients if codes[c[0].name] == 0])
+    # A client that did not run its course (killed, or exited with an error) wrote no exit
+    # events: the cause is run-<workload>'s, and the checks that read a finished client's logs
+    # judge only the clients that finished, rather than count that cause again.
+    finished = [c for c in clients if codes[c[0].name] == 0]
+    for dependent, judge in (
+        ("rtt-kinds", _check_rtt_kinds),
+        ("probes-events", _check_probes_events),
+        ("player-events", _check_player_events),
+    ):
+        if finished:
+            judge(s, log_dir, workload, finished)
+        else:
+            s.skip(dependent, f"no client of the {workload} run exited 0 (see {check})")
     _check_library_versions(s, log_dir, workload)
 
 
@@ -245,15 +255,21 @@ def scenario_sigterm_client(s: Session) -> None:
             s.skip(c, "the server did not become ready (see ready-line)")
         return
     _check_port_in_use(s, run_dir, port)
-    cell = s.cell("idle", players=2, duration_s=60)
+    # -duration 0: until SIGTERM (CONTRACT.md section 1), so the client is still running when
+    # the signal comes.
+    cell = s.cell("idle", players=2, duration_s=0)
     (argv,) = client_argvs(s.man, cell, host=LOOPBACK, port=port, log_dir=log_dir)
     client = s.spawn("client-0", argv, run_dir)
     connected, problems = await_connected(client, 2, 0)
     if not connected:
         for p in problems:
             s.fail("sigterm-client", f"not run: {p}")
+        s.skip("duration-zero", "the client did not connect (see sigterm-client)")
+    elif (early := _exited_early(s, client)) is not None:
+        s.skip("sigterm-client", "not run: the client had exited (see duration-zero)")
+        for p in meta_problems(log_dir, "client-0", early):
+            s.fail("duration-zero", p)
     else:
-        time.sleep(SETTLE_S)
         signal_group(client, signal.SIGTERM)
         code, waited = wait_exit(client, STOP_LIMIT_S + STOP_TOLERANCE_S)
         if code is None:
@@ -275,6 +291,56 @@ def scenario_sigterm_client(s: Session) -> None:
     stop_server(s, server, run_dir)
     for v in log_violations(log_dir, "server"):
         s.fail("sigterm-server", f"after SIGTERM: {v}")
+
+
+def _exited_early(s: Session, client: Child) -> int | None:
+    """A client started with -duration 0 is still running SETTLE_S after it connected (it runs
+    until SIGTERM); its exit code if it was not, else None."""
+    time.sleep(SETTLE_S)
+    code = client.popen.poll()
+    if code is None:
+        s.ok("duration-zero", f"still running {SETTLE_S:g} s after CONNECTED with -duration 0")
+        return None
+    s.fail(
+        "duration-zero",
+        f"client started with -duration 0 {code_text(code)} within {SETTLE_S:g} s of "
+        f"connecting; -duration 0 means: run until SIGTERM or SIGINT (CONTRACT.md section 1); "
+        f"stderr: {stderr_tail(client, 3)}",
+    )
+    return code
+
+
+def scenario_other_role_flags(s: Session) -> None:
+    """Both roles accept every flag of both tables; a flag of the other role is ignored, not an
+    error (CONTRACT.md section 1): a server given a client's -players and -first-player (and the
+    optional client flags the manifest declares) starts and stops like any server."""
+    check = "other-role-flags"
+    run_dir = s.work_dir / check
+    given = ["-players", "3", "-first-player", "2", *s.client_flags(connect_timeout_s=5)]
+    cell = s.cell("idle")
+    argv = server_argv(s.man, cell, host=LOOPBACK, port=pick_free_port(), log_dir=run_dir / "logs")
+    child = s.spawn("server", [*argv, *given], run_dir)
+    ready = child.watcher.wait_for(lines.READY_PREFIX, s.man.ready_timeout_s)
+    if ready is None:
+        code = child.popen.poll()
+        what = (
+            f"printed no READY line within {s.man.ready_timeout_s:g} s"
+            if code is None
+            else f"{code_text(code)} before READY"
+        )
+        s.fail(
+            check,
+            f"server given the client's flags {' '.join(given)} {what}; a flag of the other "
+            f"role is ignored, not an error (CONTRACT.md section 1); stderr: "
+            f"{stderr_tail(child, 3)}",
+        )
+        if code is None:
+            signal_group(child, signal.SIGKILL)
+            child.popen.wait(timeout=5)
+        return
+    signal_group(child, signal.SIGTERM)
+    wait_exit(child, STOP_LIMIT_S + STOP_TOLERANCE_S)
+    s.ok(check, f"server started with {' '.join(given)}")
 
 
 def _check_port_in_use(s: Session, run_dir: Path, port: int) -> None:
@@ -380,7 +446,9 @@ def scenario_server_stop(s: Session) -> None:
         stop_server(s, server, run_dir)
         return
     time.sleep(SETTLE_S / 2)
-    stop_server(s, server, run_dir)
+    if not stop_server(s, server, run_dir):
+        s.skip(check, "not judged: the server did not stop on SIGTERM (see sigterm-server)")
+        return
     limit_s = s.man.transport(s.transport).server_lost_s
     code, waited = wait_exit(client, limit_s + EXIT_SLACK_S)
     if code is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import sys
 import time
@@ -118,6 +119,12 @@ def conformant_client(flags: dict[str, str], params: dict[str, str]) -> int:
     sent = dict.fromkeys(period, 0)
     duration_s = float(flags.get("duration", "0") or "0")
     end = time.monotonic() + duration_s if duration_s > 0 else float("inf")  # 0: until SIGTERM
+    if BREAK == "duration-zero-exits" and duration_s == 0:
+        end = time.monotonic()
+    if BREAK == "client-ignores-duration":
+        end = float("inf")
+    if BREAK == "client-ignores-sigterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     code, reason = 0, "duration elapsed"
     try:
         while not stop.is_set() and time.monotonic() < end:
@@ -167,6 +174,9 @@ def stand_in_main(argv: list[str]) -> int:
         return 2
     flags, params = fp.parse_flags(argv)
     if flags["role"] == "server":
+        if BREAK == "server-refuses-client-flags" and "players" in flags:
+            print("fake: -players is a client flag", file=sys.stderr)
+            return 2
         return fp.server(flags, params)  # FAKE_PROTOTYPE_MODE=chatty prints before READY
     return conformant_client(flags, params)
 

@@ -162,17 +162,23 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
     connected = [0]
     tick_echoes: list[tuple[socket.socket, bytes]] = []  # app probes waiting for the next tick
     echoes_lock = threading.Lock()
+    # Messages in and out since the last tick row (CONTRACT.md 3.4: echoes count).
+    counts = {"in": 0, "out": 0}
 
     def serve(conn: socket.socket) -> None:
         connected[0] += 1
         try:
             while True:
                 probe = recv_exact(conn, PROBE.size)
-                if PROBE.unpack(probe)[0] < 0:
-                    with echoes_lock:
+                with echoes_lock:
+                    counts["in"] += 1
+                    at_tick = PROBE.unpack(probe)[0] < 0
+                    if at_tick:
                         tick_echoes.append((conn, probe))
-                else:
+                if not at_tick:
                     conn.sendall(probe)
+                    with echoes_lock:
+                        counts["out"] += 1
         except OSError:
             pass
         finally:
@@ -199,9 +205,13 @@ def server(flags: dict[str, str], params: dict[str, str]) -> int:
         for conn, probe in echoes:
             with contextlib.suppress(OSError):
                 conn.sendall(probe)
+        with echoes_lock:
+            msgs_in, msgs_out = counts["in"], counts["out"] + len(echoes)
+            counts["in"] = counts["out"] = 0
         work_us = (time.monotonic_ns() - start_ns) / 1e3
+        size = PROBE.size
         logs.row(ticks, time.time_ns(), tick, 0, f"{work_us:.1f}", connected[0], connected[0],
-                 0, 0, 0, 0)  # fmt: skip
+                 msgs_in, msgs_out, msgs_in * size, msgs_out * size)  # fmt: skip
         tick += 1
     logs.row(logs.events, time.time_ns(), "", "disconnect", "", "reason=sigterm")
     logs.exit(0, "sigterm")

@@ -104,6 +104,34 @@ def test_stand_in_passes_every_check(tmp_path: Path) -> None:
                 "client's stderr does not name 'active' for -workload active",
             ],
         ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "duration-zero-exits"},
+            ["duration-zero"],
+            "duration-zero",
+            [
+                "client started with -duration 0 exited with code 0 within 1 s of connecting; "
+                "-duration 0 means: run until SIGTERM or SIGINT (CONTRACT.md section 1)"
+            ],
+        ),
+        (
+            {"FAKE_CONFORMANCE_BREAK": "server-refuses-client-flags"},
+            ["other-role-flags"],
+            "other-role-flags",
+            [
+                "server given the client's flags -players 3 -first-player 2 "
+                "-connect-timeout-s 5 exited with code 2 before READY; a flag of the other role "
+                "is ignored, not an error (CONTRACT.md section 1); stderr: fake: -players is a "
+                "client flag"
+            ],
+        ),
+        (
+            # One cause, one violation: the checker kills the stuck client, and does not also
+            # report the meta.json it had no chance to rewrite.
+            {"FAKE_CONFORMANCE_BREAK": "client-ignores-sigterm"},
+            ["sigterm-client"],
+            "sigterm-client",
+            ["client did not exit within 2 s of SIGTERM"],
+        ),
     ],
     ids=[
         "prints-before-ready",
@@ -111,6 +139,9 @@ def test_stand_in_passes_every_check(tmp_path: Path) -> None:
         "no-app-probes-event",
         "no-world-loaded",
         "runs-an-unlisted-workload",
+        "duration-zero-exits",
+        "server-refuses-client-flags",
+        "client-ignores-sigterm",
     ],
 )
 def test_broken_stand_in_gets_the_right_violation(
@@ -131,6 +162,29 @@ def test_broken_stand_in_gets_the_right_violation(
     assert len(violations) == len(expected)
     for got, want in zip(violations, expected, strict=True):
         assert got.startswith(want), (got, want)
+    assert our_children() == []
+
+
+def test_a_client_killed_by_the_checker_is_one_cause_under_one_check(tmp_path: Path) -> None:
+    """A client that ignores -duration is killed; run-stream names that, and the checks reading
+    a finished client's exit events do not count it again."""
+    results = results_by_name(
+        conformance.check_prototype(
+            conformant.manifest(FAKE_CONFORMANCE_BREAK="client-ignores-duration"),
+            "tcp",
+            only=["run-stream", "probes-events", "rtt-kinds", "player-events"],
+            quick=True,
+            duration_s=1.0,
+            work_dir=tmp_path / "work",
+        )
+    )
+    assert results["run-stream"].violations == tuple(
+        f"{proc} still running 16 s after its start with -duration 1; killed"
+        for proc in ("client-0", "client-3")
+    )
+    for check in ("probes-events", "rtt-kinds", "player-events"):
+        assert results[check].status == "skip", results[check]
+        assert results[check].summary == "no client of the stream run exited 0 (see run-stream)"
     assert our_children() == []
 
 
@@ -257,7 +311,7 @@ def test_reference_tcp_quick_passes_via_cli(capsys: pytest.CaptureFixture[str]) 
     code = cli_main(["check-prototype", str(REFERENCE_MANIFEST), "--transport", "tcp", "--quick"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "15 passed, 0 failed, 1 skipped" in out
+    assert "17 passed, 0 failed, 1 skipped" in out
     assert time.monotonic() - t0 < 20
     assert our_children() == []
 
