@@ -123,7 +123,7 @@ def rows(
                 "p": sentences.fmt(f.get("p_adjusted"), 2),
                 "runs": "/".join(str(n) for n in f.get("n_runs") or []),
                 "suspects": sentences.suspects_text(f),
-                "note": f.get("note") or "",
+                "note": "; ".join(t for t in (f.get("note"), sentences.order_text(f)) if t),
             }
         )
     schema = dict.fromkeys(

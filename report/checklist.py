@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from report import badges, transports
+from report import badges, network, transports
 from workflow.files import read_json, sha256_of, write_json
 
 ARTIFACT_SCHEMA = 1
@@ -561,7 +561,8 @@ def ctuning_checklist(doc: dict[str, Any]) -> list[dict[str, str]]:
             f"isolation {_join(runs_hw['isolation'])}, placement {_join(runs_hw['placement'])}, "
             f"CPU governor {_join(runs_hw['cpu_governor'])}, hardware instruction counter "
             f"{_join(runs_hw.get('instruction_counter') or ['not recorded'])}; run order: "
-            f"{exp['order']}"
+            f"{exp['order']}; network profiles: "
+            f"{network.profiles_words(runs_hw.get('network_profiles'))}"
         ),
         "Execution": (
             f"`{cmd['install, build, run and report (local)']}`; on a SLURM cluster "

@@ -303,6 +303,28 @@ def suspects_text(f: Finding) -> str:
     return f"suspect runs: {each}. With those choices reversed: {other}"
 
 
+_ORDER_WORDS = {
+    True: "keeps order",
+    False: "does not keep order",
+    None: "does not declare whether it keeps order",
+}
+
+
+def order_text(f: Finding) -> str:
+    """Where the two sides' reliable channels differ in order (the stats stage's
+    reliable_order), what that means for their round trips; "" otherwise."""
+    order = f.get("reliable_order")
+    if not order:
+        return ""
+    ctx = f["context"]
+    return (
+        f"the round trips ride the reliable channel, and {ctx['a']}'s "
+        f"{_ORDER_WORDS[order.get('a')]} while {ctx['b']}'s {_ORDER_WORDS[order.get('b')]} "
+        "(manifests' reliable_ordered): under loss only an ordered channel holds later messages "
+        "behind a lost one (head-of-line blocking), so the two deliver different services"
+    )
+
+
 @writes("comparison")
 def _comparison(f: Finding) -> str:
     ctx = f["context"]
@@ -323,7 +345,7 @@ def _comparison(f: Finding) -> str:
         f"{ctx['b']} {label} is {ratio_text(f['estimate'], f.get('interval'))} that of {ctx['a']} "
         f"at {where}: {verdict_words(f, with_p=False)} ({medians}; {tests})"
     )
-    extra = suspects_text(f)
+    extra = "; ".join(t for t in (suspects_text(f), order_text(f)) if t)
     return f"{head}; {extra}" if extra else head
 
 

@@ -261,6 +261,8 @@ def _comparison_findings(comps: pl.DataFrame) -> list[dict[str, Any]]:
                 frame_us=num(r["frame_us"]), profile_rtt_us=num(r["profile_rtt_us"]),
                 suspects=json.loads(r["suspects"]) if r.get("suspects") else [],
                 without_suspects=alternative, note=r["note"],
+                reliable_order=json.loads(r["reliable_order"]) if r.get("reliable_order")
+                else None,
             )
         )  # fmt: skip
     compared = comps.filter(pl.col("verdict") != "not_compared")

@@ -17,7 +17,9 @@ that has a p, and the verdict:
 Suspect runs (stats.suspects) are named per row, with the result with the choice about them
 reversed: a far run is kept, so the alternative leaves it out; a busy or stalled run is left
 out, so the alternative puts it back. Scale columns give a round trip its meaning: one frame at
-the cells' tick rate and the round trip the network profile itself adds.
+the cells' tick rate and the round trip the network profile itself adds. Where a round trip rides
+the reliable channel and the two sides' manifests declare it differently ordered
+(reliable_ordered), the row says so (reliable_order): they deliver different services.
 """
 
 from __future__ import annotations
@@ -180,6 +182,28 @@ def _scale(group: pl.DataFrame, metric: str) -> dict[str, float | None]:
     }
 
 
+# Workloads whose net RTT rides the channel their `channel` parameter names (reliable by default).
+_CHANNEL_WORKLOADS: Final = ("stream", "pingpong")
+
+
+def _reliable_order(group: pl.DataFrame, a: str, b: str, metric: str) -> str | None:
+    """Where a round trip rides the reliable channel and only one side declares it ordered
+    (manifest reliable_ordered: under loss an ordered channel holds later messages behind a
+    lost one, head-of-line blocking; an unordered one does not): {"a": .., "b": ..} as JSON,
+    else None."""
+    if not metric.startswith("rtt_") or "reliable_ordered" not in group.columns:
+        return None
+    workload = str(group["workload"][0])
+    params = json.loads(str(group["params"][0])) if "params" in group.columns else {}
+    if workload not in _CHANNEL_WORKLOADS or params.get("channel", "reliable") != "reliable":
+        return None
+    ordered = {
+        side: group.filter(pl.col("_variant") == name)["reliable_ordered"][0]
+        for side, name in (("a", a), ("b", b))
+    }
+    return json.dumps(ordered) if ordered["a"] != ordered["b"] else None
+
+
 def _planned(metric: str, cells: pl.DataFrame) -> bool:
     """Whether a pair of cells (all their planned runs) is meant to have this metric:
     instructions per message only where a profiler counts them."""
@@ -215,7 +239,8 @@ def comparisons(runs: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
             for metric in (m for m in metrics if _planned(m, pair)):
                 rows.append(
                     {**dict(zip(keys, ctx, strict=True)), "metric": metric, "a": a, "b": b,
-                     **_scale(group, metric), **_row(metric, ga, gb, far.get(metric, {}), seed)}
+                     **_scale(group, metric), **_row(metric, ga, gb, far.get(metric, {}), seed),
+                     "reliable_order": _reliable_order(group, a, b, metric)}
                 )  # fmt: skip
     return _decided(pl.DataFrame(rows, schema_overrides=_SCHEMA, infer_schema_length=None))
 
@@ -227,6 +252,7 @@ _SCHEMA: Final = {
     "b_low": pl.Float64, "b_high": pl.Float64, "suspects": pl.String, "alt_ratio": pl.Float64,
     "alt_low": pl.Float64, "alt_high": pl.Float64, "alt_p": pl.Float64, "frame_us": pl.Float64,
     "profile_rtt_us": pl.Float64, "note": pl.String, "verdict": pl.String,
+    "reliable_order": pl.String,
 }  # fmt: skip
 
 

@@ -224,16 +224,17 @@ def probe_loss_ratio(events: list[dict[str, str]], kind: str = "net") -> float |
 
 
 @functools.cache
-def _library(prototype: str, transport: str) -> tuple[str | None, str | None]:
-    """(library, pinned version) of a transport, from the prototype's manifest (a path as the
-    plan names it); (None, None) when the manifest is gone or does not know the transport: the
-    nightly history files versions under the library, so a version is never just "pinned"."""
+def _declared(prototype: str, transport: str) -> tuple[str | None, str | None, bool | None]:
+    """(library, pinned version, reliable_ordered) of a transport, from the prototype's manifest
+    (a path as the plan names it); Nones when the manifest is gone or does not know the
+    transport: the nightly history files versions under the library, so a version is never just
+    "pinned", and comparisons of reliable streams say where only one side keeps order."""
     path = Path(prototype)
     try:
         t = manifests.load(path if path.is_absolute() else REPO / path).transport(transport)
     except (manifests.ManifestError, KeyError, ValueError):
-        return None, None
-    return t.library, t.version
+        return None, None, None
+    return t.library, t.version, t.reliable_ordered
 
 
 DEFAULT_TICK_RATE_HZ = 60  # the contract's -tick-rate default
@@ -252,7 +253,7 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
     """The columns every planned run has, from its plan entry, record and failed attempts."""
     cell = run.cell
     profile = cell["network_profile"]
-    library, pinned = _library(str(cell["prototype"]), str(cell["transport"]))
+    library, pinned, ordered = _declared(str(cell["prototype"]), str(cell["transport"]))
     version = cell.get("library_version", "pinned")
     row: dict[str, Any] = {
         "campaign": run.campaign,
@@ -267,6 +268,7 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
         "library_release": pinned if version == "pinned" else version,
         "transport": layout.transport_label(cell),
         "variant": cell.get("variant"),
+        "reliable_ordered": ordered,
         "transport_options": json.dumps(cell.get("transport_options", {}), sort_keys=True),
         "players": cell["players"],
         "workload": cell["workload"],

@@ -55,6 +55,11 @@ RUNS: dict[str, tuple[pl.DataType, str]] = {
         pl.String(),
         "the named tuning of the transport (its manifest's transports.variants), empty: stock",
     ),
+    "reliable_ordered": (
+        pl.Boolean(),
+        "whether the transport's reliable channel keeps order (its manifest's "
+        "reliable_ordered; empty: not declared)",
+    ),
     "transport_options": (pl.String(), "transport options the campaign set, JSON object"),
     "players": (pl.Int64(), "players (connections) in the run"),
     "workload": (pl.String(), "workload name"),

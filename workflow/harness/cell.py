@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from prototypes.contract.schema_errors import schema_error_line, schema_problem
+from workflow.harness import netprofiles
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "cell.schema.json"
 
@@ -35,9 +36,34 @@ def validate(doc: dict[str, Any], source: str = "cell") -> dict[str, Any]:
         if key not in out and "default" in prop:
             out[key] = copy.deepcopy(prop["default"])
     out["params"] = {k: _param_text(v) for k, v in out["params"].items()}
+    _check_placement(out, source)
     # cell_id is the caller's: campaign expansion names its cells, `netstick run-cell` names a
     # cell file without one (workflow.layout.derive_cell_id).
     return out
+
+
+def _check_placement(cell: dict[str, Any], source: str) -> None:
+    """placement slurm puts the server and its players on different nodes, where neither a
+    run's namespaces nor the emulator between them exist: a cell asking for those is refused
+    before it runs. (placement auto keeps such a cell on one node of the allocation.)"""
+    if cell.get("placement") != "slurm":
+        return
+    if cell.get("isolation") == "netns":
+        raise CellError(
+            f"{source}: key isolation: netns is not available with placement slurm (the server "
+            "and its players on different nodes); use isolation auto or none, or placement auto "
+            "or local to measure in namespaces on one node"
+        )
+    try:
+        name, profile = netprofiles.resolve(cell["network_profile"])
+    except (netprofiles.ProfileError, KeyError, ValueError):
+        return  # an unknown profile is named where profiles are checked
+    if netprofiles.needs_emulator(profile):
+        raise CellError(
+            f"{source}: key network_profile: {name} needs the emulator between the server and "
+            "its players, which cannot sit between two nodes (placement slurm); use placement "
+            "auto (keeps cells with such a profile on one node of the allocation) or local"
+        )
 
 
 def check_partial(doc: dict[str, Any], source: str, where: str) -> None:

@@ -27,6 +27,8 @@ class Placement:
     nodes: tuple[str, ...] = ()
     node_addrs: dict[str, str] = field(default_factory=dict)
     monitor_dir: str | None = None  # slurm: where node-side monitors write their CSVs
+    # Why a run placed auto inside a multi-node allocation stayed on one node.
+    note: str | None = None
 
     @property
     def server_node(self) -> str | None:
@@ -70,7 +72,7 @@ class Placement:
 
     def describe(self) -> dict[str, Any]:
         if self.kind == "local":
-            return {"kind": "local"}
+            return {"kind": "local", **({"note": self.note} if self.note else {})}
         return {
             "kind": "slurm",
             "job_id": os.environ.get("SLURM_JOB_ID"),
@@ -148,12 +150,20 @@ def _allocation() -> tuple[str | None, int]:
     return nodes.group(1), int(count.group(1)) if count else 1
 
 
-def decide(requested: str, monitor_dir: str | None = None) -> Placement:
-    """local, slurm, or auto (slurm inside a multi-node allocation, else local)."""
+def decide(
+    requested: str, monitor_dir: str | None = None, one_node_for: str | None = None
+) -> Placement:
+    """local, slurm, or auto (slurm inside a multi-node allocation, else local). one_node_for:
+    why this run needs its server and players on one machine (a network profile the emulator
+    applies between them); auto then stays on this node, saying so in the run's placement."""
     nodelist, count = _allocation() if requested != "local" else (None, 1)
     multi = count > 1
     if requested == "local" or (requested == "auto" and not (nodelist and multi)):
         return Placement("local")
+    if requested == "auto" and one_node_for:
+        return Placement(
+            "local", note=f"on one node of the {count}-node allocation: {one_node_for}"
+        )
     if not nodelist:
         raise PlacementError("placement slurm needs a SLURM allocation (SLURM_JOB_NODELIST unset)")
     if shutil.which("srun") is None:

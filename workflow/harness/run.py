@@ -128,10 +128,24 @@ def _isolate_in_userns(cell: dict[str, Any]) -> bool:
     if os.geteuid() == 0 or userns.inside() or cell.get("isolation") == "none":
         return False
     try:
-        local = placement.decide(cell.get("placement", "auto")).kind == "local"
-    except placement.PlacementError:
+        local = _place(cell).kind == "local"
+    except (placement.PlacementError, profiles.ProfileError):
         return False  # the run itself says why
     return local and userns.available()[0]
+
+
+def _place(cell: dict[str, Any], monitor_dir: str | None = None) -> placement.Placement:
+    """Where the run goes: a profile the emulator applies keeps placement auto on one node."""
+    profile_name, profile = profiles.resolve(cell["network_profile"])
+    one_node_for = (
+        f"the network profile {profile_name} is applied by the emulator between the server "
+        "and its players, which cannot sit between two nodes"
+        if profiles.needs_emulator(profile)
+        else None
+    )
+    return placement.decide(
+        cell.get("placement", "auto"), monitor_dir=monitor_dir, one_node_for=one_node_for
+    )
 
 
 def lock_wait_s(cell: dict[str, Any]) -> float:
@@ -287,7 +301,7 @@ def _prepare(run: Run, repo: Path) -> _Plan:
     profile_name, profile = profiles.resolve(cell["network_profile"])
     needs_emu = profiles.needs_emulator(profile)
     # Node-side monitors (monitors.wrap) write their CSVs straight into the run's record.
-    where = run.where = placement.decide(cell["placement"], monitor_dir=str(run.tmp))
+    where = run.where = _place(cell, monitor_dir=str(run.tmp))
     isolated = _decide_isolation(cell["isolation"], where, needs_emu)
     profiler.check(run, where)
     if where.kind == "local":

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from prototypes.contract.processes import pick_free_port
+from report import network
 from workflow import layout
 from workflow.harness import cell as cells
+from workflow.harness import placement
 from workflow.harness import run as harness
 
 
@@ -47,3 +49,58 @@ def test_free_port_is_free_for_tcp_and_udp() -> None:
         tcp.bind(("127.0.0.1", port))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
         udp.bind(("127.0.0.1", port))
+
+
+_CELL = {"prototype": "prototypes/reference/prototype.yaml", "transport": "tcp", "players": 4,
+         "workload": "idle", "duration_s": 1.0}  # fmt: skip
+
+
+def test_placement_slurm_refuses_what_two_nodes_cannot_have() -> None:
+    """The server and its players on different nodes have no namespaces and no emulator between
+    them: such a cell is refused before it runs, naming the key."""
+    with pytest.raises(cells.CellError, match="key network_profile: turbulent needs the emulator"):
+        cells.validate({**_CELL, "placement": "slurm", "network_profile": "turbulent"})
+    with pytest.raises(cells.CellError, match="key isolation: netns is not available"):
+        cells.validate({**_CELL, "placement": "slurm", "isolation": "netns"})
+    # lan impairs nothing: between nodes it is the cluster's own network.
+    assert cells.validate({**_CELL, "placement": "slurm", "network_profile": "lan"})["placement"]
+    assert cells.validate({**_CELL, "placement": "auto", "network_profile": "turbulent"})
+
+
+def test_placement_auto_keeps_an_emulated_cell_on_one_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "node[1-2]")
+    monkeypatch.setenv("SLURM_JOB_NUM_NODES", "2")
+    where = placement.decide("auto", one_node_for="the profile turbulent needs the emulator")
+    assert where.kind == "local"
+    assert where.describe() == {
+        "kind": "local",
+        "note": "on one node of the 2-node allocation: the profile turbulent needs the emulator",
+    }
+    turbulent = cells.validate({**_CELL, "network_profile": "turbulent"})
+    assert harness._place(turbulent).note is not None
+    # Outside an allocation auto is this machine, with nothing to explain.
+    monkeypatch.delenv("SLURM_JOB_NODELIST")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    assert placement.decide("auto", one_node_for="x") == placement.Placement("local")
+
+
+def test_the_report_says_how_each_profile_was_applied() -> None:
+    profiles = [
+        {"name": "turbulent", "runs": 2, "impairs": True, "applied_by": ["netemu"],
+         "isolation": ["userns"], "placement": ["local"],
+         "notes": ["on one node of the 2-node allocation: the emulator"]},
+        {"name": "lan", "runs": 3, "impairs": False, "applied_by": ["none"],
+         "isolation": ["none"], "placement": ["slurm"]},
+        {"name": "lossy", "runs": 1, "impairs": True, "applied_by": ["none"],
+         "isolation": ["none"], "placement": ["local"]},
+    ]  # fmt: skip
+    words = network.profiles_words(profiles)
+    assert words.startswith(
+        "turbulent: applied by the user-space emulator between the server and its players "
+        "(2 runs, isolation userns); on one node of the 2-node allocation: the emulator; "
+        "lan: nothing to apply; between nodes, the cluster's own network (3 runs, isolation "
+        "none); lossy: NOT APPLIED"
+    ), words
+    assert network.profiles_words(None) == "not recorded"

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from report import sentences
 from stats import analyse, comparisons, suspects
 
 
@@ -118,8 +119,44 @@ def test_a_busy_run_is_left_out_and_its_result_with_it_given() -> None:
     # The findings carry both results and the suspect, as records.
     comps = comparisons.comparisons(runs)
     found = [
-        f for f in analyse._comparison_findings(comps) if f["context"]["metric"] == "rtt_net_p50_us"
+        f
+        for f in analyse._comparison_findings(comps)
+        if f["context"].get("metric") == "rtt_net_p50_us"
     ]
     assert found[0]["suspects"][0]["run"] == "c-kcp/r6"
     assert found[0]["without_suspects"]["n_runs"] == [6, 6]
     assert found[0]["verdict"] == "higher" and found[0]["metric_unit"] == "us"
+
+
+def test_reliable_streams_say_where_only_one_side_keeps_order() -> None:
+    """reliable_ordered (the manifests' declaration) is read where a round trip rides the
+    reliable channel: tcp keeps order, udp's best effort does not, and the comparison says so;
+    not for CPU, not for an unreliable stream, not for probes of other workloads."""
+    same = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
+    ordered = {("c-tcp", f"r{k}"): True for k in range(1, 7)}
+    ordered |= {("c-udp", f"r{k}"): False for k in range(1, 7)}
+    base = _runs({"tcp": same, "udp": same})
+    stream = base.with_columns(
+        pl.lit("stream").alias("workload"),
+        pl.lit(json.dumps({"size": 400, "rate": 60})).alias("params"),
+        pl.Series(
+            "reliable_ordered", [ordered[(r["cell_id"], r["run_id"])] for r in base.to_dicts()]
+        ),
+    )
+    comps = comparisons.comparisons(stream)
+    assert json.loads(_row(comps)["reliable_order"]) == {"a": True, "b": False}
+    assert _row(comps, "server_cpu_cores")["reliable_order"] is None
+    unreliable = stream.with_columns(pl.lit(json.dumps({"channel": "unreliable"})).alias("params"))
+    assert _row(comparisons.comparisons(unreliable))["reliable_order"] is None
+    probes = stream.with_columns(pl.lit("active").alias("workload"))
+    assert _row(comparisons.comparisons(probes))["reliable_order"] is None
+
+    found = [
+        f
+        for f in analyse._comparison_findings(comps)
+        if f["context"].get("metric") == "rtt_net_p50_us"
+    ]
+    assert found[0]["reliable_order"] == {"a": True, "b": False}
+    text = sentences.order_text(found[0])
+    assert "tcp's keeps order while udp's does not keep order" in text, text
+    assert "head-of-line blocking" in sentences.sentence(found[0])

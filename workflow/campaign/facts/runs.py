@@ -19,6 +19,7 @@ from typing import Any
 from workflow import layout
 from workflow.campaign.facts import transports
 from workflow.files import repo_relative, sha256_of, write_text
+from workflow.harness import netprofiles
 
 NOT_AVAILABLE = "not available"
 SOURCE = "plan.json, the run records and the runs' meta.json (workflow.layout.walk over data/raw)"
@@ -276,7 +277,37 @@ def hardware(runs: Sequence[layout.RawRun]) -> dict[str, Any]:
         "hostnames": _distinct(r.host for r in ok),
         "placement": _distinct(((r.meta or {}).get("placement") or {}).get("kind") for r in ok),
         "isolation": _distinct((r.meta or {}).get("isolation") for r in ok),
+        "network_profiles": network_profiles(ok),
     }
+
+
+def network_profiles(ok: Sequence[layout.RawRun]) -> list[dict[str, Any]]:
+    """Per network profile of the ok runs: how many, whether it impairs (needs the emulator),
+    how the runs applied it (meta.json impairment: netemu, netem or none), their isolation and
+    placement, and why a run placed auto stayed on one node; so the report can say where a
+    profile was applied and where not."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for r in ok:
+        meta = r.meta or {}
+        recorded = meta.get("network_profile") or {}
+        name = str(recorded.get("name", NOT_AVAILABLE))
+        spec = recorded.get("spec")
+        entry = by_name.setdefault(
+            name,
+            {
+                "name": name,
+                "runs": 0,
+                "impairs": netprofiles.needs_emulator(spec) if isinstance(spec, dict) else None,
+            },
+        )
+        entry["runs"] += 1
+        place = meta.get("placement") or {}
+        _add(entry, "applied_by", meta.get("impairment", NOT_AVAILABLE))
+        _add(entry, "isolation", meta.get("isolation", NOT_AVAILABLE))
+        _add(entry, "placement", place.get("kind", NOT_AVAILABLE))
+        if place.get("note"):
+            _add(entry, "notes", place["note"])
+    return list(by_name.values())
 
 
 def timing(runs: Sequence[layout.RawRun]) -> dict[str, Any]:
