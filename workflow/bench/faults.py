@@ -12,7 +12,13 @@ Each fault is injected once into its own small campaign, in its own directory:
 - ``server_sigstop``: the server frozen with SIGSTOP for 3 s inside the window, then let go: the
   run ends ok and must be flagged stalled (stats.stalls), never counted as an ordinary run;
 - ``disk_full``: the data directory on a small tmpfs, full before a run and during one;
-- ``bad_defaults``: ``duration_s: "ten"`` and ``"10"`` in a campaign's defaults.
+- ``bad_defaults``: ``duration_s: "ten"`` and ``"10"`` in a campaign's defaults;
+- ``group_sigkill``: SIGKILL to Snakemake's whole process group mid-run: the killed run's work
+  directory is listed as stale by ``campaign status`` and set aside by the restart;
+- ``reset_failed``: a failed run in a campaign whose report exists is run again after
+  ``campaign reset-failed`` and the same start, and the report renewed;
+- ``bad_campaign_input``: a key given twice, ``--repetitions 0``, ``--duration-s 0`` and a
+  100-hour campaign without ``budget_min``, each refused naming what.
 
 Per fault the drill records the status it expected and the one it got, the processes and
 network namespaces left behind (orphans), and the finished runs lost or changed (their record
@@ -257,6 +263,101 @@ def group_sigint(root: Path) -> FaultResult:
     )
 
 
+def group_sigkill(root: Path) -> FaultResult:
+    """SIGKILL to Snakemake's whole process group mid-run (`kill -9 -- -PGID`): the run's own
+    harness dies too and leaves its work directory; `campaign status` must list it as stale and
+    the restart must set it aside among the run's failed attempts and finish every run."""
+    t0 = time.monotonic()
+    camp = campaign_file(root, "drill-group-kill", repetitions=3, duration_s=3)
+    raw = _raw(root, camp)
+    proc = _snakemake_popen(root, camp)
+    _wait("a first record", lambda: len(scratch.records(raw)) >= 1 or proc.poll() is not None)
+    _wait("a second run in flight", lambda: bool(_in_flight(raw)) or proc.poll() is not None)
+    before = finished(raw)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    _wait("the killed processes gone", lambda: not _processes(root, "run-one"), timeout_s=30)
+    left = [p.name for p in _in_flight(raw)]
+    status = subprocess.run(
+        [str(NETSTICK), "campaign", "status", str(camp), "--data-dir", str(root / "data")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    _snakemake(root, camp, "--unlock")
+    res = _snakemake(root, camp)
+    (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
+    recs = scratch.records(raw)
+    ok = sum(1 for r in recs.values() if r.get("status") == "ok")
+    set_aside = sorted(p.name for p in raw.glob(f"*/*{layout.FAILED_SUFFIX}/*-stale*"))
+    lost, changed = lost_and_changed(before, finished(raw))
+    listed = "1 stale" in status.stdout
+    correct = bool(left) and listed and ok == 3 and not _in_flight(raw) and bool(set_aside)
+    return FaultResult(
+        "group_sigkill",
+        expected="the killed run's work directory listed as stale, set aside by the restart; "
+        "3 of 3 ok",
+        observed=f"left {len(left)} work directory; status lists it: {listed}; {ok} of 3 ok "
+        f"after the restart (exit {res.returncode}); set aside: {len(set_aside)}; in flight "
+        f"after: {len(_in_flight(raw))}",
+        correct=correct,
+        orphans=orphans(root),
+        runs_lost=lost,
+        runs_changed=changed,
+        seconds=round(time.monotonic() - t0, 1),
+        notes={"left": left, "status": status.stdout.strip().splitlines()[-3:]},
+    )
+
+
+def reset_failed(root: Path) -> FaultResult:
+    """A run failed (its server killed with SIGKILL in the window, retries=0) in a campaign
+    whose report was then built; `netstick campaign reset-failed` and the same start again must
+    run it (not "Nothing to be done") and renew the report."""
+    t0 = time.monotonic()
+    camp = campaign_file(root, "drill-reset", repetitions=2, duration_s=3)
+    raw = _raw(root, camp)
+    proc = _snakemake_popen(root, camp)
+    _wait("a first record", lambda: len(scratch.records(raw)) >= 1 or proc.poll() is not None)
+    _wait("the second run's server", lambda: bool(_processes(root, "server")) or proc.poll()
+          is not None)  # fmt: skip
+    time.sleep(1.5)  # inside its window (connect well under 1 s)
+    for server in _processes(root, "server"):
+        with contextlib.suppress(psutil.Error):
+            server.kill()
+    proc.wait(timeout=600)
+    report = root / "report" / "_output" / camp.stem / "index.html"
+    failed_first = [k for k, r in scratch.records(raw).items() if r.get("status") == "failed"]
+    built_at = report.stat().st_mtime if report.exists() else None
+    before = finished(raw)
+    reset = subprocess.run(
+        [str(NETSTICK), "campaign", "reset-failed", str(camp), "--data-dir", str(root / "data")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    res = _snakemake(root, camp)
+    (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
+    ok = sum(1 for r in scratch.records(raw).values() if r.get("status") == "ok")
+    renewed = built_at is not None and report.exists() and report.stat().st_mtime > built_at
+    nothing = "Nothing to be done" in res.stdout + res.stderr
+    lost, changed = lost_and_changed(
+        {k: v for k, v in before.items() if k not in failed_first}, finished(raw)
+    )
+    correct = (
+        len(failed_first) == 1 and reset.returncode == 0 and ok == 2 and renewed and not nothing
+    )
+    return FaultResult(
+        "reset_failed",
+        expected="1 run failed and the report built; after reset-failed the restart runs it: "
+        "2 of 2 ok, the report renewed",
+        observed=f"failed first: {len(failed_first)}; report built: {built_at is not None}; "
+        f"reset exit {reset.returncode}; after the restart {ok} of 2 ok, report renewed: "
+        f"{renewed}, 'Nothing to be done': {nothing}",
+        correct=correct,
+        orphans=orphans(root),
+        runs_lost=lost,
+        runs_changed=changed,
+        seconds=round(time.monotonic() - t0, 1),
+        notes={"reset": reset.stdout.strip()},
+    )
+
+
 def _signal_in_window(
     root: Path,
     name: str,
@@ -484,6 +585,50 @@ def bad_defaults(root: Path) -> FaultResult:
     )
 
 
+def bad_campaign_input(root: Path) -> FaultResult:
+    """What the drill found accepted: a key given twice in a campaign file, zero overrides, and
+    a campaign of about 100 hours without budget_min. Each must be refused, naming what."""
+    t0 = time.monotonic()
+    seen: dict[str, tuple[int, str]] = {}
+    camp = campaign_file(root, "drill-input", repetitions=1, duration_s=8)
+    text = camp.read_text()
+    twice = camp.with_name("drill-input-twice.yaml")
+    twice.write_text(text.replace("  duration_s: 8", "  duration_s: 8\n  duration_s: 3600", 1))
+
+    def plan(name: str, path: Path, *extra: str) -> None:
+        res = subprocess.run(
+            [str(NETSTICK), "campaign", "plan", str(path), *extra],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        seen[name] = (res.returncode, res.stderr.strip())
+
+    plan("duplicate_key", twice)
+    plan("repetitions_0", camp, "--repetitions", "0")
+    plan("duration_0", camp, "--duration-s", "0")
+    long = campaign_file(root, "drill-input-long", repetitions=100, duration_s=3600)
+    dry = scratch.run(root, long, "-n", timeout_s=120)
+    seen["100_hours"] = (dry.returncode, (dry.stdout + dry.stderr).strip()[-600:])
+    words = {
+        "duplicate_key": "duration_s",
+        "repetitions_0": "repetitions",
+        "duration_0": "duration_s",
+        "100_hours": "sets no budget_min",
+    }
+    held = {
+        name: code != 0 and words[name] in err and "Traceback" not in err
+        for name, (code, err) in seen.items()
+    }
+    return FaultResult(
+        "bad_campaign_input",
+        expected="each refused naming what: a duplicate key, --repetitions 0, --duration-s 0, "
+        "a 100-hour campaign without budget_min",
+        observed="; ".join(f"{n}: exit {c}" for n, (c, _) in seen.items()),
+        correct=all(held.values()),
+        seconds=round(time.monotonic() - t0, 1),
+        notes={n: err[-400:] for n, (_, err) in seen.items()},
+    )
+
+
 FAULTS: dict[str, Callable[[Path], FaultResult]] = {
     "workflow_sigkill": workflow_sigkill,
     "group_sigint": group_sigint,
@@ -492,6 +637,9 @@ FAULTS: dict[str, Callable[[Path], FaultResult]] = {
     "server_sigstop": server_sigstop,
     "disk_full": disk_full,
     "bad_defaults": bad_defaults,
+    "group_sigkill": group_sigkill,
+    "reset_failed": reset_failed,
+    "bad_campaign_input": bad_campaign_input,
 }
 
 

@@ -40,6 +40,7 @@ class LockTimeout(RuntimeError):
 
 
 LOCK_DIR_ENV = "NETSTICK_LOCK_DIR"
+MACHINE_LOCK = "bench.lock"
 
 
 def lock_dir() -> Path:
@@ -48,6 +49,9 @@ def lock_dir() -> Path:
     namespace has a /run of its own, so its parent passes the shared place on)."""
     if given := os.environ.get(LOCK_DIR_ENV):
         return Path(given)
+    # A machine lock root made is every user's: flock needs only read access to the file.
+    if os.access(RUN_LOCK_DIR / MACHINE_LOCK, os.R_OK):
+        return RUN_LOCK_DIR
     try:
         RUN_LOCK_DIR.mkdir(parents=True, exist_ok=True)
         if os.access(RUN_LOCK_DIR, os.W_OK):
@@ -58,7 +62,7 @@ def lock_dir() -> Path:
 
 
 def machine_lock_path() -> Path:
-    return lock_dir() / "bench.lock"
+    return lock_dir() / MACHINE_LOCK
 
 
 def run_lock_path(out: Path) -> Path:
@@ -95,6 +99,21 @@ def holder(path: Path) -> str:
     return f"{doc.get('what', 'a run')} (pid {doc['pid']} on {doc.get('host', '?')})"
 
 
+def _open(path: Path) -> int:
+    """A descriptor to flock path by, whoever made the file: created readable and writable by
+    every user (a machine lock in /tmp is shared by all who measure on the machine), and where
+    another user's file may not be written, opened for reading, which is all flock needs (the
+    holder's name is then not written: it is for messages only)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
+    with contextlib.suppress(OSError):  # the umask took bits the other users need
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, 0o666)
+    return fd
+
+
 @contextlib.contextmanager
 def held(path: Path, what: str, wait_s: float, *, announce: bool = True) -> Iterator[float]:
     """Hold the flock on path for the block; yields the seconds waited for it.
@@ -113,7 +132,7 @@ def held(path: Path, what: str, wait_s: float, *, announce: bool = True) -> Iter
             _held[path] -= 1
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open(path)
     try:
         t0 = time.monotonic()
         told = False

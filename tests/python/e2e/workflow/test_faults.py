@@ -60,3 +60,17 @@ def test_sigkilled_workflow_resumes_without_overlapping_the_orphaned_run(tmp_pat
     _assert_held(res)
     # The drill really left a job running without its Snakemake.
     assert res.notes["job_outlived_snakemake"]
+
+
+def test_a_group_killed_workflow_lists_and_sets_aside_the_dead_runs_work(tmp_path: Path) -> None:
+    res = faults.group_sigkill(tmp_path)
+    _assert_held(res)
+    assert res.notes["left"], res.notes
+
+
+def test_a_key_twice_zero_overrides_and_an_unbudgeted_long_campaign_are_refused(
+    tmp_path: Path,
+) -> None:
+    res = faults.bad_campaign_input(tmp_path)
+    _assert_held(res)
+    assert "line" in res.notes["duplicate_key"], res.notes  # both lines named
