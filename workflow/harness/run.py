@@ -220,7 +220,7 @@ def _window_empty(run: Run) -> str | None:
     start, end = run.meta.get("window_start_unix_ns"), run.meta.get("window_end_unix_ns")
     if not isinstance(start, int) or not isinstance(end, int):
         return None
-    return window_data.problem(run.cell, run.tmp / "logs", (start, end))
+    return window_data.problem(run.cell, run.tmp, (start, end))
 
 
 def _conclude(run: Run, status: dict[str, Any], out: Path, t_start: int) -> None:
