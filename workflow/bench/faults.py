@@ -323,7 +323,7 @@ def reset_failed(root: Path) -> FaultResult:
         with contextlib.suppress(psutil.Error):
             server.kill()
     proc.wait(timeout=600)
-    report = root / "report" / "_output" / camp.stem / "index.html"
+    report = root / "report" / camp.stem / "index.html"  # report_dir of the scratch campaign
     failed_first = [k for k, r in scratch.records(raw).items() if r.get("status") == "failed"]
     built_at = report.stat().st_mtime if report.exists() else None
     before = finished(raw)
