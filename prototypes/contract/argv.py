@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prototypes.contract import workloads
+from prototypes.contract.manifest import PINNED
 from prototypes.contract.templates import arg_text, render
 
 if TYPE_CHECKING:
@@ -89,6 +90,31 @@ def check_cell(man: Manifest, cell: Mapping[str, Any], *, benchmark: bool = Fals
     _check_extra(man, "extra_client_flags", list(client), benchmark=False)
     # The contract's parameters and values: the same for every prototype.
     workloads.check(str(cell.get("workload", "idle")), cell.get("params", {}))
+    _check_probe_size(man, cell)
+
+
+def _check_probe_size(man: Manifest, cell: Mapping[str, Any]) -> None:
+    """A stream or pingpong probe is one message and must fit its channel as the transport's
+    library (at the cell's version) carries it: the manifest's message_limits."""
+    workload = str(cell.get("workload", "idle"))
+    # Transport options may change what the library carries (a payload size, an MTU): then
+    # the prototype itself refuses a probe that does not fit.
+    if workload not in ("stream", "pingpong") or cell.get("transport_options"):
+        return
+    params = {**workloads.defaults(workload), **dict(cell.get("params", {}))}
+    size, channel = int(params["size"]), str(params["channel"])
+    transport = man.transport(cell["transport"])
+    version = str(cell.get("library_version", PINNED))
+    if version != PINNED:
+        transport = transport.at_version(version)
+    limit = transport.message_limits.on(channel)
+    if size > limit:
+        raise ValueError(
+            f"params.size {size}: transport {transport.name} ({transport.library} "
+            f"{transport.version}) carries at most {limit} bytes on its {channel} channel "
+            f"({transport.message_limits.source}; {man.path}: message_limits); a probe is one "
+            "message and is never split"
+        )
 
 
 def _scalars(cell: Mapping[str, Any], host: str, port: int, log_dir: Path | str) -> dict[str, str]:

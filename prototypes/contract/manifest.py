@@ -93,6 +93,34 @@ class Setting:
     option: str | None = None  # the transport option that changes it
 
 
+# The contract's largest message (CONTRACT.md section 5: a probe's size is at most 1 MiB).
+CONTRACT_MAX_MESSAGE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class MessageLimits:
+    """The largest message a transport carries on each channel (manifest `message_limits`)."""
+
+    reliable_bytes: int = CONTRACT_MAX_MESSAGE_BYTES
+    unreliable_bytes: int = CONTRACT_MAX_MESSAGE_BYTES
+    source: str = "the contract's largest message"
+    # False: the manifest declares none, so the contract's limit is the least the transport
+    # must carry (a library may carry more).
+    declared: bool = False
+
+    def on(self, channel: str) -> int:
+        return self.reliable_bytes if channel == "reliable" else self.unreliable_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class VersionFacts:
+    """What is true of another version of a transport's library (`transports[].versions`)."""
+
+    server_lost_s: float | None = None
+    message_limits: MessageLimits | None = None
+    notes: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Transport:
     """One transport a prototype offers (an entry of `transports`)."""
@@ -108,6 +136,22 @@ class Transport:
     reliable_ordered: bool | None = None
     variants: Mapping[str, Variant] = field(default_factory=dict)
     settings: Mapping[str, Setting] = field(default_factory=dict)
+    message_limits: MessageLimits = field(default_factory=MessageLimits)
+    versions: Mapping[str, VersionFacts] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def at_version(self, version: str) -> Transport:
+        """This transport as another version of its library is: its own server_lost_s and
+        message limits where `versions` gives them."""
+        facts = self.versions.get(version)
+        if facts is None:
+            return dataclasses.replace(self, version=version)
+        return dataclasses.replace(
+            self,
+            version=version,
+            server_lost_s=facts.server_lost_s or self.server_lost_s,
+            message_limits=facts.message_limits or self.message_limits,
+        )
 
 
 # The version a campaign names for the build `executable` is (the one `build` makes).
@@ -229,8 +273,7 @@ class Manifest:
         if vb is None:
             return self
         transports = tuple(
-            dataclasses.replace(t, version=vb.version) if t.library == vb.library else t
-            for t in self.transports
+            t.at_version(vb.version) if t.library == vb.library else t for t in self.transports
         )
         return dataclasses.replace(
             self,
@@ -249,6 +292,17 @@ class Manifest:
 
 
 # -- loading ---------------------------------------------------------------------------------
+
+
+def _limits(doc: Mapping[str, Any] | None) -> MessageLimits | None:
+    if doc is None:
+        return None
+    return MessageLimits(
+        int(doc["reliable_bytes"]),
+        int(doc["unreliable_bytes"]),
+        str(doc.get("source", "the manifest's message_limits")),
+        declared=True,
+    )
 
 
 def _schema() -> dict[str, Any]:
@@ -418,6 +472,14 @@ def parse(doc: object, path: Path | str) -> Manifest:
                 settings={
                     k: Setting(v["value"], v["library_default"], v["description"], v.get("option"))
                     for k, v in t.get("settings", {}).items()
+                },
+                message_limits=_limits(t.get("message_limits")) or MessageLimits(),
+                notes=tuple(t.get("notes", ())),
+                versions={
+                    version: VersionFacts(
+                        f.get("server_lost_s"), _limits(f.get("message_limits")), f.get("notes")
+                    )
+                    for version, f in t.get("versions", {}).items()
                 },
             )
             for t in doc["transports"]

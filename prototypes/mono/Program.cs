@@ -72,6 +72,7 @@ namespace Netstick.Mono
             var ts = transport as IServerTransport;
             var tc = transport as IClientTransport;
             MetaFile meta = MetaFile.Create(o.LogDir, o.Proc);
+            meta.Values["message_limits"] = (ts != null ? ts.Limits : tc.Limits).MetaValue();
             meta.WriteStart(o, Prototype, ts != null ? ts.LibraryVersions : tc.LibraryVersions,
                 ts != null ? ts.EffectiveChannels : tc.EffectiveChannels);
             Poller.PreciseTimers();

@@ -74,6 +74,11 @@ namespace Netstick.Mono
             get { return Channels(); }
         }
 
+        public MessageLimits Limits
+        {
+            get { return MessageLimits.Contract; }
+        }
+
         public double LibraryRttUs(int player)
         {
             return double.NaN; // TCP keeps an estimate in the kernel, but no library exposes it here

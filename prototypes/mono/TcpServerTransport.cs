@@ -53,6 +53,11 @@ namespace Netstick.Mono
             get { return TcpClientTransport.Channels(); }
         }
 
+        public MessageLimits Limits
+        {
+            get { return MessageLimits.Contract; }
+        }
+
         public void Start(string host, int port)
         {
             try

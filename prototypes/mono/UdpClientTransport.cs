@@ -63,6 +63,11 @@ namespace Netstick.Mono
             get { return UdpWire.Channels(); }
         }
 
+        public MessageLimits Limits
+        {
+            get { return UdpWire.Limits; }
+        }
+
         public double LibraryRttUs(int player)
         {
             return double.NaN; // raw UDP keeps no estimate

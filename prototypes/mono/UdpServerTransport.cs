@@ -61,6 +61,11 @@ namespace Netstick.Mono
             get { return UdpWire.Channels(); }
         }
 
+        public MessageLimits Limits
+        {
+            get { return UdpWire.Limits; }
+        }
+
         public void Start(string host, int port)
         {
             try

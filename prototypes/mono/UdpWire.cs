@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Net.Sockets;
+using Netstick.Core;
 
 namespace Netstick.Mono
 {
@@ -22,6 +23,10 @@ namespace Netstick.Mono
 
         /// <summary>The largest message: the largest UDP payload over IPv4 minus the type byte.</summary>
         public const int MaxMessageBytes = 65507 - 1;
+
+        /// <summary>One message is one datagram, on either channel.</summary>
+        public static readonly MessageLimits Limits =
+            new MessageLimits(MaxMessageBytes, MaxMessageBytes, "one UDP datagram of 65,507 bytes less the type byte");
 
         public const int DefaultTimeoutMs = 3000;
         public const int DefaultSockbuf = 4 << 20;

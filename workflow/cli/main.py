@@ -82,6 +82,16 @@ def _add_contract(sub: SubParsers) -> None:
     p.add_argument("--transport", help="comma-separated transports (default: all the manifest has)")
     p.add_argument("--quick", action="store_true", help="one 2 s stream run instead of stream+idle")
     p.add_argument("--work-dir", type=Path, help="keep the logs here (default: a removed temp dir)")
+    p.add_argument(
+        "--library-version", default="pinned", metavar="VERSION",
+        help="check the build of another version of the transport's library (one the manifest's "
+        "library_builds lists), with that version's own facts (default: pinned)",
+    )  # fmt: skip
+    p.add_argument(
+        "--skip", default="", metavar="CHECKS",
+        help="comma-separated checks not to run, each reported as skipped (e.g. server-lost "
+        "where a library takes minutes to notice a dead server)",
+    )  # fmt: skip
 
     p = _command(
         sub,

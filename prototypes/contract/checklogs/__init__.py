@@ -28,6 +28,7 @@ from prototypes.contract.checklogs.meta import (
     Meta,
     check_meta,
     report_library_versions,
+    report_message_limits,
     report_transport_settings,
 )
 from prototypes.contract.checklogs.rtt import Echoes, check_rtt
@@ -150,6 +151,7 @@ def check_log_dir(
     if manifest is not None:
         report_library_versions(log_dir, manifest, report)
         report_transport_settings(log_dir, manifest, report)
+        report_message_limits(log_dir, manifest, report)
     return report.finish()
 
 

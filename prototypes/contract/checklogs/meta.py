@@ -328,3 +328,43 @@ def report_transport_settings(log_dir: Path, manifest: Manifest, report: Report)
                 )
         for name in sorted(set(recorded) - set(declared)):
             report(path.name, 0, f"transport_settings holds {name}, which {where} does not declare")
+
+
+def report_message_limits(log_dir: Path, manifest: Manifest, report: Report) -> None:
+    """Report the message_limits each process recorded against its transport's in the manifest
+    (CONTRACT.md section 5): equal where the manifest declares them, at least the contract's
+    1 MiB on both channels where it does not; not judged where the process was given transport
+    options (they may change what the library carries) or recorded none."""
+    for path, meta in _process_metas(log_dir):
+        transport = meta.get("transport")
+        recorded = meta.get("message_limits")
+        if (
+            recorded is None
+            or meta.get("transport_options")
+            or not isinstance(transport, str)
+            or transport not in manifest.transport_names
+        ):
+            continue
+        declared = manifest.transport(transport).message_limits
+        keys = ("reliable_bytes", "unreliable_bytes")
+        if not isinstance(recorded, dict) or not all(_is_int(recorded.get(k)) for k in keys):
+            report(
+                path.name,
+                0,
+                f"key 'message_limits' is {json.dumps(recorded)}, expected an object of "
+                "reliable_bytes and unreliable_bytes (integers)",
+            )
+            continue
+        where = f"the manifest {manifest.path} (transports {transport} message_limits)"
+        wanted = (declared.reliable_bytes, declared.unreliable_bytes)
+        for key, want in zip(keys, wanted, strict=True):
+            got = recorded[key]
+            if not declared.declared and got < want:
+                report(
+                    path.name,
+                    0,
+                    f"message_limits says {key} {got}, less than the contract's {want}; "
+                    f"declare it in {where}",
+                )
+            elif declared.declared and got != want:
+                report(path.name, 0, f"message_limits says {key} {got} but {where} says {want}")

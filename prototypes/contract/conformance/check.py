@@ -42,30 +42,27 @@ def check_prototype(
     work_dir: Path | None = None,
     only: Collection[str] | None = None,
     duration_s: float | None = None,
+    skip: Collection[str] = (),
 ) -> list[CheckResult]:
     """Run the checks against one transport of a prototype; one result per check in CHECKS.
 
     quick: one short run (stream, 2 s) instead of stream and idle for 3 s each. work_dir: where
     the logs go (a temporary directory, removed afterwards, when None). only: names of checks to
-    run (the scenarios they need run; other checks they feed are reported too).
+    run (the scenarios they need run; other checks they feed are reported too). skip: checks
+    reported as skipped (a scenario only they need is not run).
     """
     man.transport(transport)  # raises for an unknown transport
-    if not man.executable.is_file():
-        how = (
-            f"build it with `{' '.join(man.build_command)}` in {man.directory}"
-            if man.build_command
-            else "the manifest has no build command"
-        )
-        raise ConformanceError(
-            f"executable {man.executable} ({man.path}: executable) is missing; {how}"
-        )
+    if problem := missing_executables(man):
+        raise ConformanceError(problem)
     unknown = sorted(set(only or ()) - set(CHECKS))
     if unknown:
         raise ConformanceError(
             f"unknown check(s) {', '.join(unknown)}; expected {', '.join(CHECKS)}"
         )
     wanted = list(CHECKS) if only is None else [c for c in CHECKS if c in only]
-    scenarios = [sc for sc in SCENARIOS if any(SCENARIO_OF[c] == sc for c in wanted)]
+    # A skipped check's scenario still runs when another wanted check needs it.
+    needed = [c for c in wanted if c not in skip]
+    scenarios = [sc for sc in SCENARIOS if any(SCENARIO_OF[c] == sc for c in needed)]
     workloads = [w for w in ("stream", "idle") if w in man.workloads]
     if quick:
         workloads = workloads[:1]
@@ -105,7 +102,35 @@ def check_prototype(
         if w not in workloads:
             s.skip(f"run-{w}", "quick mode runs one workload" if w in man.workloads
                    else f"the manifest does not list the {w} workload")  # fmt: skip
+    for c in skip:
+        s.ran.discard(c)
+        s.violations.pop(c, None)
+        s.skips[c] = "skipped on request (--skip)"
     return [_result(s, c) for c in wanted]
+
+
+def missing_executables(man: Manifest) -> str | None:
+    """What is missing of the programs the checks start (the server's, and the clients' where
+    the manifest names client_executable), and how to get it: the build command, or for a
+    prototype built elsewhere (build.external) who builds it and the command that fetches it."""
+    keys = {man.program("client"): "client_executable", man.executable: "executable"}
+    missing = [
+        f"{path} ({man.path}: {keys[path]})" for path in man.executables if not path.is_file()
+    ]
+    if not missing:
+        return None
+    if man.build_external:
+        fetch = (
+            f"fetch them with `{' '.join(man.build_fetch)}` (run in {man.directory})"
+            if man.build_fetch
+            else "the manifest names no build.fetch command: copy them there by hand"
+        )
+        how = f"they are built elsewhere ({' '.join(man.build_external.split())}); {fetch}"
+    elif man.build_command:
+        how = f"build it with `{' '.join(man.build_command)}` in {man.directory}"
+    else:
+        how = "the manifest has no build command"
+    return f"missing: {'; '.join(missing)}; {how}"
 
 
 def _result(s: Session, check: str) -> CheckResult:

@@ -13,7 +13,7 @@ namespace Netstick.Core.Tests
     [TestFixture]
     public class GameTests
     {
-        private sealed class Game : IDisposable
+        internal sealed class Game : IDisposable
         {
             public long Now = 5000000000000L;
             public readonly MemoryNet Net = new MemoryNet();
@@ -25,9 +25,14 @@ namespace Netstick.Core.Tests
             private readonly RttLog rtt;
             private bool closed;
 
-            public Game(string serverArgs, string clientArgs, bool startServer = true, bool reliable = true)
+            public Game(string serverArgs, string clientArgs, bool startServer = true, bool reliable = true,
+                MessageLimits limits = null)
             {
                 Net.Client.Reliable = reliable;
+                if (limits != null)
+                {
+                    Net.Limits = limits;
+                }
                 var spec = new OptionsSpec("memory", "memory", "memory");
                 Options so = Options.Parse(Argv("-role server -log-dir " + Dir + " " + serverArgs), spec);
                 Options co = Options.Parse(Argv("-role client -log-dir " + Dir + " " + clientArgs), spec);

@@ -18,6 +18,9 @@ namespace Netstick.Core.Tests
         /// <summary>Decides per server→client message whether it is lost (type byte, channel).</summary>
         public Func<byte[], Channel, bool> DropToClient = (m, c) => false;
 
+        /// <summary>What both ends declare they carry (a library's limits, in the size tests).</summary>
+        public MessageLimits Limits = MessageLimits.Contract;
+
         public MemoryNet()
         {
             Server = new MemoryServer(this);
@@ -69,6 +72,11 @@ namespace Netstick.Core.Tests
         public IDictionary<string, string> EffectiveChannels
         {
             get { return new Dictionary<string, string> { { "reliable", "reliable" }, { "unreliable", "unreliable" } }; }
+        }
+
+        public MessageLimits Limits
+        {
+            get { return net.Limits; }
         }
 
         public void Start(string host, int port)
@@ -160,6 +168,11 @@ namespace Netstick.Core.Tests
                     { "unreliable", "unreliable" },
                 };
             }
+        }
+
+        public MessageLimits Limits
+        {
+            get { return net.Limits; }
         }
 
         internal void Enqueue(Action<IClientHandler> a)

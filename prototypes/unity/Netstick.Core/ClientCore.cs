@@ -69,6 +69,7 @@ namespace Netstick.Core
         private readonly MalformedCounter malformed = new MalformedCounter();
         private string lostError;
         private string connectError;
+        private readonly MessageLimits limits;
 
         public ClientCore(Options options, IClientTransport transport, RttLog rtt, EventLog events)
         {
@@ -79,6 +80,8 @@ namespace Netstick.Core
             this.options = options;
             workload = options.ResolvedWorkload ?? Workloads.Resolve(options.Workload ?? "idle", options.Params);
             this.transport = transport;
+            limits = transport.Limits ?? MessageLimits.Contract;
+            limits.CheckProbe(workload, transport.Name);
             this.rtt = rtt;
             this.events = events;
             players = new ClientPlayer[options.Players];
@@ -401,6 +404,12 @@ namespace Netstick.Core
             if (p.Gone)
             {
                 return false;
+            }
+            string tooLarge = limits.Problem(channel, message.Length, transport.Name);
+            if (tooLarge != null)
+            {
+                throw new MessageTooLargeException("client: message type " + message.Data[0].ToString(CultureInfo.InvariantCulture)
+                    + " of " + tooLarge);
             }
             try
             {

@@ -31,5 +31,8 @@ namespace Netstick.Core
 
         /// <summary>Logical channel name ("reliable", "unreliable") to what carries it, for meta.json.</summary>
         IDictionary<string, string> EffectiveChannels { get; }
+
+        /// <summary>The largest message the library carries on each channel; the core keeps below it.</summary>
+        MessageLimits Limits { get; }
     }
 }

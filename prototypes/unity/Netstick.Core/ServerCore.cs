@@ -16,7 +16,7 @@ namespace Netstick.Core
         /// <summary>A player that got nothing for this long gets a keep-alive (CONTRACT.md §4).</summary>
         public const long KeepaliveNs = 500000000L;
 
-        /// <summary>Largest State message: one datagram's worth of transforms on any transport.</summary>
+        /// <summary>Largest State message: one datagram's worth of transforms, or less where the transport's unreliable limit is lower.</summary>
         public const int MaxStateBytes = 1200;
 
         /// <summary>Largest BlockChanges message (reliable channel).</summary>
@@ -43,6 +43,9 @@ namespace Netstick.Core
         private readonly World world;
         private readonly long periodNs;
         private readonly int malformedEveryTicks;
+        private readonly MessageLimits limits;
+        private readonly int stateBytes;
+        private readonly int changesPerMessage;
 
         private readonly Dictionary<int, ServerSession> sessions = new Dictionary<int, ServerSession>();
         private readonly SortedDictionary<uint, ServerSession> joined = new SortedDictionary<uint, ServerSession>();
@@ -96,6 +99,18 @@ namespace Netstick.Core
             this.transport = transport;
             this.events = events;
             this.ticks = ticks;
+            limits = transport.Limits ?? MessageLimits.Contract;
+            // The echo of a stream or pingpong probe is as large as the probe.
+            limits.CheckProbe(workload, transport.Name);
+            stateBytes = Math.Min(MaxStateBytes, limits.UnreliableBytes);
+            changesPerMessage = (Math.Min(MaxChangesBytes, limits.ReliableBytes) - Wire.BlockChangesHeaderBytes) / Wire.BlockChangeBytes;
+            if (workload.Name == "world" && limits.ReliableBytes < World.MaxChunkMessageBytes)
+            {
+                throw new UsageException("-workload world: a world chunk takes up to "
+                    + World.MaxChunkMessageBytes.ToString(CultureInfo.InvariantCulture) + " bytes, but transport "
+                    + transport.Name + " carries at most " + limits.ReliableBytes.ToString(CultureInfo.InvariantCulture)
+                    + " bytes on its reliable channel (" + limits.Source + ")");
+            }
             world = workload.Name == "world" ? World.Generate(workload.Objects, options.Seed) : new World();
             periodNs = (long)(1e9 / options.TickRateHz);
             malformedEveryTicks = Math.Max(1, (int)Math.Round(options.TickRateHz));
@@ -353,6 +368,12 @@ namespace Netstick.Core
 
         private void Send(ServerSession s, Channel channel, byte[] message, int length)
         {
+            string tooLarge = limits.Problem(channel, length, transport.Name);
+            if (tooLarge != null)
+            {
+                throw new MessageTooLargeException("server: message type " + message[0].ToString(CultureInfo.InvariantCulture)
+                    + " of " + tooLarge);
+            }
             try
             {
                 transport.Send(s.Peer, message, length, channel);
@@ -467,7 +488,7 @@ namespace Netstick.Core
                 buf.Clear();
                 int header = Wire.AppendStateHeader(buf, tick);
                 int n = 0;
-                while (start + n < tickMoved.Count && buf.Length + Wire.TransformBytes <= MaxStateBytes)
+                while (start + n < tickMoved.Count && buf.Length + Wire.TransformBytes <= stateBytes)
                 {
                     Wire.AppendTransform(buf, tickMoved[start + n]);
                     n++;
@@ -479,10 +500,9 @@ namespace Netstick.Core
                 }
                 start += n;
             }
-            const int perMsg = (MaxChangesBytes - Wire.BlockChangesHeaderBytes) / Wire.BlockChangeBytes;
-            for (int start = 0; start < changes.Count; start += perMsg)
+            for (int start = 0; start < changes.Count; start += changesPerMessage)
             {
-                int end = Math.Min(start + perMsg, changes.Count);
+                int end = Math.Min(start + changesPerMessage, changes.Count);
                 buf.Clear();
                 Wire.AppendBlockChanges(buf, tick, changes.GetRange(start, end - start));
                 foreach (ServerSession r in recipients)

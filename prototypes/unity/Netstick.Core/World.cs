@@ -15,6 +15,9 @@ namespace Netstick.Core
         /// <summary>Blocks per chunk.</summary>
         public const int ChunkVolume = ChunkSide * ChunkSide * ChunkSide;
 
+        /// <summary>The largest WorldChunk message: a full chunk (its header, then 3 bytes a block).</summary>
+        public const int MaxChunkMessageBytes = Wire.WorldChunkHeaderBytes + 3 * ChunkVolume;
+
         // Chunk and in-chunk index come from shifts and masks, which are floor division and modulo for
         // every int, negative coordinates and int.MinValue included.
         private const int ChunkBits = 4;

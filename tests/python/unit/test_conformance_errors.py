@@ -22,11 +22,40 @@ def test_missing_executable_is_a_clear_error(tmp_path: Path) -> None:
     doc["build"] = {"command": ["make", "fake"]}
     man = mf.parse(doc, tmp_path / "prototype.yaml")
     with pytest.raises(
-        conformance.ConformanceError, match=r"is missing; build it with `make fake`"
+        conformance.ConformanceError,
+        match=r"missing: .*no-such-program \(.*prototype.yaml: executable\); build it with "
+        r"`make fake`",
     ):
         conformance.check_prototype(man, "tcp")
     with pytest.raises(ValueError, match="no transport 'quic'"):
         conformance.check_prototype(man, "quic")
+
+
+def test_missing_external_builds_say_who_builds_them_and_how_to_fetch_them(
+    tmp_path: Path,
+) -> None:
+    """A prototype built elsewhere (build.external) with a separate client program: both
+    missing programs are named, with who builds them and the fetch command."""
+    doc: dict[str, Any] = yaml.safe_load(FAKE_MANIFEST.read_text())
+    doc["executable"] = "server/game-server"
+    doc["client_executable"] = "client/game-client"
+    doc["build"] = {"external": "the CI's build job", "fetch": ["./fetch.sh", "--latest"]}
+    man = mf.parse(doc, tmp_path / "prototype.yaml")
+    with pytest.raises(conformance.ConformanceError) as caught:
+        conformance.check_prototype(man, "tcp")
+    text = str(caught.value)
+    assert "server/game-server (" in text and "prototype.yaml: executable)" in text
+    assert "client/game-client (" in text and "prototype.yaml: client_executable)" in text
+    assert (
+        "they are built elsewhere (the CI's build job); fetch them with `./fetch.sh --latest`"
+        in text
+    )
+    # The server's program alone present: only the client's is named.
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "game-server").write_text("")
+    with pytest.raises(conformance.ConformanceError) as caught:
+        conformance.check_prototype(man, "tcp")
+    assert "game-server" not in str(caught.value) and "game-client" in str(caught.value)
 
 
 def test_cli_reports_bad_manifest_and_transport(
@@ -38,6 +67,11 @@ def test_cli_reports_bad_manifest_and_transport(
     assert "contract_schema: missing" in capsys.readouterr().err
     assert cli_main(["check-prototype", str(FAKE_MANIFEST), "--transport", "quic"]) == 2
     assert "--transport quic: expected names from" in capsys.readouterr().err
+    assert cli_main(["check-prototype", str(FAKE_MANIFEST), "--skip", "server-lost,colour"]) == 2
+    assert "--skip colour: expected checks from ready-line, port-in-use" in capsys.readouterr().err
+    assert cli_main(["check-prototype", str(FAKE_MANIFEST), "--library-version", "9.9"]) == 2
+    err = capsys.readouterr().err
+    assert "--library-version:" in err and "has no version '9.9'" in err
 
 
 def test_the_exit_4_line_must_name_player_transport_and_timeout() -> None:

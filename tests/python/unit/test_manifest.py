@@ -205,8 +205,9 @@ def test_bad_transport_entry_is_named(tmp_path: Path) -> None:
         "(module path or package name).",
         'key transports.2.native_channels.0: expected one of reliable, unreliable, found "both" '
         "(a string)",
-        "key transports.3.colour: unknown key; expected one of description, library, name, "
-        "native_channels, options, reliable_ordered, server_lost_s, settings, variants, version",
+        "key transports.3.colour: unknown key; expected one of description, library, "
+        "message_limits, name, native_channels, notes, options, reliable_ordered, "
+        "server_lost_s, settings, variants, version, versions",
     ]
     problems = problems_of(tmp_path, lambda d: d["transports"][4].update(name="tcp"))
     assert problems == ["key transports.4.name: 'tcp' repeats an earlier transport"]

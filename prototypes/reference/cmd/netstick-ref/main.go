@@ -79,6 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "netstick-ref: -transport %s: %v\n", cfg.Transport, err)
 		return exitUsage
 	}
+	if problem := probeTooLarge(cfg.Workload, cfg.Transport, tr.Caps()); problem != "" {
+		fmt.Fprintf(stderr, "netstick-ref: %s\n", problem)
+		return exitUsage
+	}
 	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "netstick-ref: -log-dir: %v\n", err)
 		return exitLogs
@@ -191,6 +195,24 @@ func classify(err error) (int, string) {
 	return exitInternal, err.Error()
 }
 
+// probeTooLarge says why a stream or pingpong probe cannot travel on its channel: a probe is
+// one message (its size is the round trip's payload) and is never split, so one larger than the
+// transport carries is refused before anything starts (CONTRACT.md section 5, message sizes).
+func probeTooLarge(w config.Workload, name string, caps transport.Caps) string {
+	if w.Name != "stream" && w.Name != "pingpong" {
+		return ""
+	}
+	limit, channel := caps.MaxUnreliableBytes, "unreliable"
+	if w.Channel == transport.Reliable {
+		limit, channel = caps.MaxReliableBytes, "reliable"
+	}
+	if w.Size <= limit {
+		return ""
+	}
+	return fmt.Sprintf("-param size=%d: %d bytes on the %s channel: transport %s carries at most %d bytes there",
+		w.Size, w.Size, channel, name, limit)
+}
+
 func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]any {
 	host, _ := os.Hostname()
 	caps := tr.Caps()
@@ -217,18 +239,23 @@ func newMeta(cfg config.Config, tr transport.Transport, proc string) map[string]
 		"params":             params,
 		"transport_options":  cfg.TransportOpts,
 		"effective_channels": eff,
-		"run_id":             cfg.RunID,
-		"seed":               cfg.Seed,
-		"players":            cfg.Players,
-		"first_player":       cfg.FirstPlayer,
-		"tick_rate_hz":       cfg.TickRateHz,
-		"probe_hz":           cfg.ProbeHz,
-		"send_slack_us":      cfg.SendSlack.Seconds() * 1e6,
-		"duration_s":         cfg.Duration.Seconds(),
-		"pid":                os.Getpid(),
-		"host":               host,
-		"start_unix_ns":      time.Now().UnixNano(),
-		"status":             "running",
+		// The largest message on each channel (CONTRACT.md section 5), held against the
+		// manifest's message_limits by check-logs.
+		"message_limits": map[string]int{
+			"reliable_bytes": caps.MaxReliableBytes, "unreliable_bytes": caps.MaxUnreliableBytes,
+		},
+		"run_id":        cfg.RunID,
+		"seed":          cfg.Seed,
+		"players":       cfg.Players,
+		"first_player":  cfg.FirstPlayer,
+		"tick_rate_hz":  cfg.TickRateHz,
+		"probe_hz":      cfg.ProbeHz,
+		"send_slack_us": cfg.SendSlack.Seconds() * 1e6,
+		"duration_s":    cfg.Duration.Seconds(),
+		"pid":           os.Getpid(),
+		"host":          host,
+		"start_unix_ns": time.Now().UnixNano(),
+		"status":        "running",
 	}
 	if s, ok := tr.(transport.Settings); ok {
 		meta["transport_settings"] = s.Settings()

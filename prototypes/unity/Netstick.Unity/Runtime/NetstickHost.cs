@@ -72,6 +72,7 @@ namespace Netstick.Unity
                 logs = new LineLog[] { events, ticks };
                 // The world workload's world is built here, before READY.
                 server = new ServerCore(options, transport, events, ticks);
+                meta.Values["message_limits"] = (transport.Limits ?? MessageLimits.Contract).MetaValue();
                 meta.WriteStart(options, adapter.Prototype, transport.LibraryVersions, transport.EffectiveChannels, rates.MetaKeys());
                 server.Start();
                 int pid = System.Diagnostics.Process.GetCurrentProcess().Id;
@@ -84,6 +85,7 @@ namespace Netstick.Unity
                 EventLog events = EventLog.Create(options.LogDir, options.Proc);
                 logs = new LineLog[] { rtt, events };
                 client = new ClientCore(options, transport, rtt, events);
+                meta.Values["message_limits"] = (transport.Limits ?? MessageLimits.Contract).MetaValue();
                 meta.WriteStart(options, adapter.Prototype, transport.LibraryVersions, transport.EffectiveChannels, rates.MetaKeys());
                 client.Start();
             }

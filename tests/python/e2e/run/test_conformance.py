@@ -336,3 +336,19 @@ def test_stand_in_script_rejects_bad_arguments_directly(tmp_path: Path) -> None:
     )
     assert (proc.returncode, proc.stdout) == (2, "")
     assert "unknown flag -bogus" in proc.stderr
+
+
+def test_a_skipped_check_is_reported_and_its_scenario_not_run(tmp_path: Path) -> None:
+    """--skip server-lost (a library that notices a dead server after minutes): the check is
+    listed as skipped on request and nothing of its scenario ran."""
+    results = results_by_name(
+        conformance.check_prototype(
+            conformant.manifest(), "tcp", only=["no-server", "server-lost"],
+            skip=["server-lost"], work_dir=tmp_path / "work",
+        )
+    )  # fmt: skip
+    assert results["server-lost"].status == "skip"
+    assert results["server-lost"].summary == "skipped on request (--skip)"
+    assert results["no-server"].status == "pass"
+    assert not (tmp_path / "work" / "server-lost").exists()
+    assert our_children() == []

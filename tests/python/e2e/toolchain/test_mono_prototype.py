@@ -24,6 +24,7 @@ import yaml
 from prototypes.contract import checklogs, conformance, lines
 from prototypes.contract import manifest as mf
 from prototypes.contract.argv import client_argvs, server_argv
+from prototypes.contract.conformance import session
 from workflow.bench import scratch
 
 from support import report_checks as rc
@@ -75,6 +76,61 @@ def test_passes_every_conformance_check(mono: mf.Manifest, transport: str, tmp_p
     assert meta["prototype"] == "mono" and meta["transport"] == transport
     assert set(meta["library_versions"]) == {"mono", "netstick-core"}
     assert meta["library_versions"] == mono.library_versions
+
+
+def _external_layout(mono: mf.Manifest, where: Path) -> Path:
+    """The mono prototype laid out as a Unity prototype is: built elsewhere (build.external, with
+    the command that fetches the builds) into a server program and a separate client program."""
+    doc: dict[str, Any] = yaml.safe_load(MONO_MANIFEST.read_text())
+    doc.pop("build")
+    doc["build"] = {
+        "external": "the CI's build job (here: this test)",
+        "fetch": ["bash", "fetch.sh"],
+    }
+    doc["executable"] = "server/netstick-mono-server.exe"
+    doc["client_executable"] = "client/netstick-mono-client.exe"
+    (where / "fetch.sh").write_text(
+        "set -e\nmkdir -p server client\n"
+        f"cp {mono.executable} server/netstick-mono-server.exe\n"
+        f"cp {mono.executable} client/netstick-mono-client.exe\n"
+    )
+    path = where / "prototype.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_an_external_two_program_build_passes_every_check(
+    mono: mf.Manifest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check-prototype on a prototype whose programs are fetched, not built, and whose clients
+    are another program than its server: first it names what to fetch and how, then, fetched,
+    every check runs against both programs and passes."""
+    path = _external_layout(mono, tmp_path)
+    man = mf.load(path)
+    with pytest.raises(conformance.ConformanceError) as missing:
+        conformance.check_prototype(man, "tcp")
+    text = str(missing.value)
+    assert "netstick-mono-server.exe" in text and "netstick-mono-client.exe" in text
+    assert "fetch them with `bash fetch.sh`" in text
+    fetched = subprocess.run(["bash", "fetch.sh"], cwd=tmp_path, capture_output=True, text=True)
+    assert fetched.returncode == 0, fetched.stderr
+    started: list[tuple[str, list[str]]] = []
+    spawn = session.spawn
+
+    def spy(name: str, argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append((name, list(argv)))
+        return spawn(name, argv, *args, **kwargs)
+
+    monkeypatch.setattr(session, "spawn", spy)
+    results = conformance.check_prototype(man, "tcp", work_dir=tmp_path / "work")
+    assert [f"{r.name}: {r.violations}" for r in results if r.status != "pass"] == []
+    assert [r.name for r in results] == list(conformance.CHECKS)
+    # Every server the checks started ran the server's program, every client the client's.
+    programs = {(name.split("-")[0], Path(argv[1]).name) for name, argv in started}
+    assert programs == {
+        ("server", "netstick-mono-server.exe"),
+        ("client", "netstick-mono-client.exe"),
+    }, started
 
 
 def test_every_udp_player_has_its_own_source_port(mono: mf.Manifest, tmp_path: Path) -> None:

@@ -111,6 +111,7 @@ namespace Netstick.HostCheck
         {
             get { return inner.EffectiveChannels; }
         }
+        public MessageLimits Limits { get { return inner.Limits; } }
         public void Start(string host, int port) { inner.Start(host, port); }
         public void Poll(IServerHandler h) { inner.Poll(this); events.DrainServer(h); }
         public void Send(int peer, byte[] m, int n, Channel c) { inner.Send(peer, m, n, c); }
@@ -137,6 +138,7 @@ namespace Netstick.HostCheck
         {
             get { return inner.EffectiveChannels; }
         }
+        public MessageLimits Limits { get { return inner.Limits; } }
         public void Connect(int player, string host, int port)
         {
             inner.Connect(player, host, port);

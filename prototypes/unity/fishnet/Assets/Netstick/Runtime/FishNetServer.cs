@@ -29,6 +29,7 @@ namespace Netstick.Unity.FishNetLib
             this.rates = rates;
             LibraryVersions = BuildInfo.LibraryVersions();
             EffectiveChannels = FishNetNode.Channels();
+            Limits = FishNetNode.Limits;
         }
 
         public string Name { get { return options.Transport; } }
@@ -36,6 +37,8 @@ namespace Netstick.Unity.FishNetLib
         public IDictionary<string, string> LibraryVersions { get; private set; }
 
         public IDictionary<string, string> EffectiveChannels { get; private set; }
+
+        public MessageLimits Limits { get; private set; }
 
         public void Start(string host, int port)
         {

@@ -32,6 +32,7 @@ namespace Netstick.Unity.MirrorLib
             this.options = options;
             LibraryVersions = BuildInfo.LibraryVersions();
             EffectiveChannels = MirrorTransportFactory.EffectiveChannels(options.Transport);
+            Limits = MirrorTransportFactory.Limits(options.Transport, options.TransportOptions);
         }
 
         public string Name { get { return options.Transport; } }
@@ -39,6 +40,8 @@ namespace Netstick.Unity.MirrorLib
         public IDictionary<string, string> LibraryVersions { get; private set; }
 
         public IDictionary<string, string> EffectiveChannels { get; private set; }
+
+        public MessageLimits Limits { get; private set; }
 
         public void Connect(int player, string host, int port)
         {

@@ -52,8 +52,9 @@ namespace Netstick.Unity.MirrorLib
                 tcp.NoDelay = Bool(options, "nodelay", tcp.NoDelay);
                 tcp.SendTimeout = Int(options, "send_timeout_ms", tcp.SendTimeout);
                 tcp.ReceiveTimeout = Int(options, "receive_timeout_ms", tcp.ReceiveTimeout);
-                // Telepathy's 16 KiB default would refuse a world snapshot's larger pieces.
-                int max = Int(options, "max_message_bytes", 1 << 20);
+                // Telepathy's 16 KiB default would refuse a world snapshot's larger pieces; the
+                // default carries the contract's largest message (1 MiB) with Mirror's framing.
+                int max = Int(options, "max_message_bytes", TelepathyDefaultMaxBytes);
                 tcp.serverMaxMessageSize = max;
                 tcp.clientMaxMessageSize = max;
                 transport = tcp;
@@ -61,6 +62,34 @@ namespace Netstick.Unity.MirrorLib
             holder.SetActive(true);
             Transport.active = transport;
             return transport;
+        }
+
+        // Mirror's framing of one message inside a batch: its 8-byte batch timestamp, the message's
+        // size (varint, up to 5 bytes), its 2-byte id and the payload's length (a 4-byte uint in
+        // v86, a varint in v96), so 19 bytes at most around the core's Wire bytes.
+        private const int MirrorFramingBytes = 8 + 5 + 2 + 4;
+        private const int TelepathyDefaultMaxBytes = (1 << 20) + 64;
+
+        // kcp2k at Mirror's default MTU of 1200: Mirror's largest unreliable message is 1184 bytes with
+        // its id and length (NetworkMessages.MaxMessageSize(Unreliable), v86.13.4 and v96.11.0), and
+        // its reliable one (KcpPeer.ReliableMaxMessageSize(1200, min(rcvwnd, 255))) about 297,433.
+        private const int KcpUnreliableMessageBytes = 1184 - 2 - 4;
+        private const int KcpReliableMessageBytes = 297000;
+
+        /// <summary>
+        /// The largest Wire message each channel carries (Netstick.Core's MessageLimits). Known before
+        /// the transport exists (the core asks when it is built); kcp's from kcp2k's limits at the
+        /// default MTU less Mirror's framing, Telepathy's from its max_message_bytes.
+        /// </summary>
+        public static MessageLimits Limits(string name, IDictionary<string, string> options)
+        {
+            if (name == Kcp)
+            {
+                return new MessageLimits(KcpReliableMessageBytes, KcpUnreliableMessageBytes,
+                    "kcp2k at MTU 1200: Mirror's 1184-byte unreliable messages and about 297 KB reliable ones, less Mirror's id and length");
+            }
+            int max = Int(options, "max_message_bytes", TelepathyDefaultMaxBytes) - MirrorFramingBytes;
+            return new MessageLimits(max, max, "Telepathy's max_message_bytes less Mirror's framing");
         }
 
         public static IDictionary<string, string> EffectiveChannels(string name)

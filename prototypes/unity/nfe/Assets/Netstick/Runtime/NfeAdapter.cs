@@ -19,6 +19,15 @@ namespace Netstick.Unity.Nfe
 
         public void Configure(Options options, RateSettings rates)
         {
+            // NFE sends at most once a simulation tick: a NetworkTickRate above SimulationTickRate
+            // throws in development builds (ClientServerTickRate.Validate) and is silently lowered
+            // in release ones, while meta.json would record the higher rate.
+            if (rates.SendRateHz > rates.TickRateHz)
+            {
+                throw new UsageException("-send-rate " + rates.SendRateHz.ToString(System.Globalization.CultureInfo.InvariantCulture)
+                    + ": NFE sends at most once a tick; expected at most -tick-rate "
+                    + rates.TickRateHz.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            }
             this.rates = rates;
         }
 

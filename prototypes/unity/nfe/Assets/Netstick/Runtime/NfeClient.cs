@@ -43,6 +43,8 @@ namespace Netstick.Unity.Nfe
             this.options = options;
             LibraryVersions = BuildInfo.LibraryVersions();
             EffectiveChannels = NfeWorlds.Channels();
+            // Every message travels as RPC pieces of 1,000 bytes (NfeRpc): any size the contract allows.
+            Limits = MessageLimits.Contract;
         }
 
         public string Name { get { return options.Transport; } }
@@ -50,6 +52,8 @@ namespace Netstick.Unity.Nfe
         public IDictionary<string, string> LibraryVersions { get; private set; }
 
         public IDictionary<string, string> EffectiveChannels { get; private set; }
+
+        public MessageLimits Limits { get; private set; }
 
         public void Connect(int player, string host, int port)
         {

@@ -23,6 +23,7 @@ namespace Netstick.Unity.Ngo
             this.rates = rates;
             LibraryVersions = BuildInfo.LibraryVersions();
             EffectiveChannels = NgoNode.Channels();
+            Limits = NgoNode.Limits(options);
         }
 
         public string Name { get { return options.Transport; } }
@@ -30,6 +31,8 @@ namespace Netstick.Unity.Ngo
         public IDictionary<string, string> LibraryVersions { get; private set; }
 
         public IDictionary<string, string> EffectiveChannels { get; private set; }
+
+        public MessageLimits Limits { get; private set; }
 
         public void Connect(int player, string host, int port)
         {

@@ -14,7 +14,9 @@ namespace Netstick.Unity.Ngo
     /// One NetworkManager with its UnityTransport, created from code on its own root GameObject
     /// (no prefab, no scene settings): the server's, or one client player's. Netstick.Core's Wire
     /// bytes travel as two named messages, one per logical channel, so the receiver knows the
-    /// channel: ReliableSequenced (NGO's default for named messages) and Unreliable.
+    /// channel: ReliableFragmentedSequenced and Unreliable. (ReliableSequenced, NGO's default, is
+    /// capped at one non-fragmented message, about 1.27 KB: a larger world chunk, block change batch or
+    /// probe threw OverflowException out of SendNamedMessage; NGO issue #2363.)
     /// </summary>
     public sealed class NgoNode
     {
@@ -46,7 +48,7 @@ namespace Netstick.Unity.Ngo
                 }
             }
             // A world snapshot's pieces and the state of many players exceed UTP's 6144-byte default.
-            Transport.MaxPayloadSize = Int(t, "max_payload_bytes", 1 << 16);
+            Transport.MaxPayloadSize = PayloadBytes(options);
             Transport.HeartbeatTimeoutMS = Int(t, "heartbeat_timeout_ms", Transport.HeartbeatTimeoutMS);
             Transport.DisconnectTimeoutMS = Int(t, "disconnect_timeout_ms", Transport.DisconnectTimeoutMS);
             Transport.ConnectTimeoutMS = Math.Max(1, Int(t, "connect_timeout_ms", Transport.ConnectTimeoutMS));
@@ -90,7 +92,7 @@ namespace Netstick.Unity.Ngo
             writer.WriteBytesSafe(message, length, 0);
             if (channel == Channel.Reliable)
             {
-                Manager.CustomMessagingManager.SendNamedMessage(ReliableMessage, clientId, writer, NetworkDelivery.ReliableSequenced);
+                Manager.CustomMessagingManager.SendNamedMessage(ReliableMessage, clientId, writer, NetworkDelivery.ReliableFragmentedSequenced);
             }
             else
             {
@@ -105,6 +107,26 @@ namespace Netstick.Unity.Ngo
                 Manager.Shutdown();
             }
             Object.Destroy(holder, 1f);
+        }
+
+        // NGO serialises a message that is not fragmented into a writer of NonFragmentedMessageMaxSize
+        // (1296) less 8 bytes (NetworkMessageManager, 1.9.1 and 2.9.2); a named message adds its 8-byte
+        // name hash, and NGO's message header takes up to 16 more.
+        private const int UnreliableMessageBytes = 1296 - 8 - 8 - 16;
+        // What a fragmented message adds to the Wire bytes within UTP's MaxPayloadSize.
+        private const int FragmentedOverheadBytes = 64;
+
+        /// <summary>UnityTransport's MaxPayloadSize: t.max_payload_bytes, 64 KiB by default.</summary>
+        public static int PayloadBytes(Options options)
+        {
+            return Int(options.TransportOptions, "max_payload_bytes", 1 << 16);
+        }
+
+        /// <summary>The largest Wire message on each channel (Netstick.Core's MessageLimits).</summary>
+        public static MessageLimits Limits(Options options)
+        {
+            return new MessageLimits(PayloadBytes(options) - FragmentedOverheadBytes, UnreliableMessageBytes,
+                "NGO: reliable messages fragmented within UTP's MaxPayloadSize, unreliable ones one non-fragmented message of 1296 bytes less NGO's headers");
         }
 
         public static IDictionary<string, string> Channels()

@@ -24,6 +24,7 @@ namespace Netstick.Unity.Ngo
             this.rates = rates;
             LibraryVersions = BuildInfo.LibraryVersions();
             EffectiveChannels = NgoNode.Channels();
+            Limits = NgoNode.Limits(options);
         }
 
         public string Name { get { return options.Transport; } }
@@ -31,6 +32,8 @@ namespace Netstick.Unity.Ngo
         public IDictionary<string, string> LibraryVersions { get; private set; }
 
         public IDictionary<string, string> EffectiveChannels { get; private set; }
+
+        public MessageLimits Limits { get; private set; }
 
         public void Start(string host, int port)
         {
