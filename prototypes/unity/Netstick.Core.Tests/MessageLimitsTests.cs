@@ -52,6 +52,7 @@ namespace Netstick.Core.Tests
             }
         }
 
+        [TestCase(5, 1)]
         [TestCase(5, 0)]
         [TestCase(5, -1)]
         [TestCase(1, 0)]
@@ -74,6 +75,7 @@ namespace Netstick.Core.Tests
             }
         }
 
+        [TestCase(7, 1)]
         [TestCase(7, 0)]
         [TestCase(7, -1)]
         public void BlockChangesAreCutAtTheReliableLimitAndEveryChangeIsSent(int perMessage, int offset)
