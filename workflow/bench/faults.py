@@ -202,10 +202,10 @@ def _processes(root: Path, marker: str) -> list[psutil.Process]:
 
 def _interrupt_mid_run(
     root: Path, name: str, sig: signal.Signals, *, group: bool
-) -> tuple[Path, Path, subprocess.Popen[str], dict[str, dict[str, str]]]:
+) -> tuple[Path, Path, dict[str, dict[str, str]]]:
     """A 3-run campaign under Snakemake, signalled (its whole process group, or Snakemake
-    alone) once a first run finished and a second is in flight; the campaign file, its raw
-    directory, the stopped Snakemake and the finished runs' hashes from before the signal."""
+    alone) once a first run finished and a second is in flight, and waited for; the campaign
+    file, its raw directory and the finished runs' hashes from before the signal."""
     camp = campaign_file(root, name, repetitions=3, duration_s=3)
     raw = _raw(root, camp)
     proc = _snakemake_popen(root, camp)
@@ -217,14 +217,14 @@ def _interrupt_mid_run(
     else:
         os.kill(proc.pid, sig)
     proc.wait(timeout=60)
-    return camp, raw, proc, before
+    return camp, raw, before
 
 
 def workflow_sigkill(root: Path) -> FaultResult:
     """SIGKILL to Snakemake alone while a run is in flight; unlock and restart."""
     t0 = time.monotonic()
     # Snakemake alone: its job goes on, orphaned.
-    camp, raw, _, before = _interrupt_mid_run(root, "drill-sigkill", signal.SIGKILL, group=False)
+    camp, raw, before = _interrupt_mid_run(root, "drill-sigkill", signal.SIGKILL, group=False)
     orphaned_job = bool(_in_flight(raw))
     unlock = _snakemake(root, camp, "--unlock")
     res = _snakemake(root, camp)
@@ -251,7 +251,7 @@ def workflow_sigkill(root: Path) -> FaultResult:
 def group_sigint(root: Path) -> FaultResult:
     """SIGINT to Snakemake's process group mid-run; restart."""
     t0 = time.monotonic()
-    camp, raw, _, before = _interrupt_mid_run(root, "drill-sigint", signal.SIGINT, group=True)
+    camp, raw, before = _interrupt_mid_run(root, "drill-sigint", signal.SIGINT, group=True)
     left_after_stop = orphans(root)
     res = _snakemake(root, camp)
     (root / "snakemake-2.log").write_text(res.stdout + res.stderr)
@@ -275,7 +275,7 @@ def group_sigkill(root: Path) -> FaultResult:
     harness dies too and leaves its work directory; `campaign status` must list it as stale and
     the restart must set it aside among the run's failed attempts and finish every run."""
     t0 = time.monotonic()
-    camp, raw, _, before = _interrupt_mid_run(root, "drill-group-kill", signal.SIGKILL, group=True)
+    camp, raw, before = _interrupt_mid_run(root, "drill-group-kill", signal.SIGKILL, group=True)
     _wait("the killed processes gone", lambda: not _processes(root, "run-one"), timeout_s=30)
     left = [p.name for p in _in_flight(raw)]
     status = subprocess.run(
