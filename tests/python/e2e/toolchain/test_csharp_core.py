@@ -92,7 +92,8 @@ public static class Probe
             {
                 ev.Write(t0 + 10, p, "connect", EventLog.Number(1.5, 3), "");
                 // Where the server spawns player p (CONTRACT.md section 4).
-                ev.Write(t0 + 20, p, "spawn", "", "x=" + (2 * (p % 32) - 32) + " y=0 z=" + (2 * (p / 32) - 32));
+                string at = "x=" + (2 * (p % 32) - 32) + " y=0 z=" + (2 * (p / 32) - 32);
+                ev.Write(t0 + 20, p, "spawn", "", at);
                 ev.Write(t0 + 30, p, "world_loaded", EventLog.Number(0.25, 3), "objects=0 bytes=0");
                 for (int s = 0; s < 3; s++)
                 {
