@@ -13,15 +13,18 @@ reads the file uses it. Its bad-row policy:
   never silent and never a crash;
 - a partial last line (no newline: a writer killed mid-row) is neither read nor counted.
 
-rtt.csv files hold ~100k-1M rows per run, so the rows are parsed with numpy's C parser (about
-0.3 s per million rows here, ten times faster than the csv module); only a file that parser
-refuses is parsed again line by line, under the same rules, to find and count its bad rows.
+rtt.csv files hold ~100k-1M rows per run, so the rows are parsed with polars' columnar CSV
+reader (typed columns, about 4x numpy's text parser here); a file it refuses (a field that is
+not a number, a wrong field count) is parsed again with numpy's C parser chunk by chunk and line
+by line only where that refuses too, under the same rules, to find and count its bad rows. Both
+paths give the same values and the same counts (tests/python/unit/test_checklogs.py).
 The reader says nothing about contract violations that still parse (a negative RTT, a time
 outside the run): prototypes.contract.checklogs.check_log_dir reports those.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,6 +216,46 @@ def _parse_chunks(body: bytes) -> tuple[npt.NDArray[np.void], npt.NDArray[np.int
     return np.concatenate(recs), np.concatenate(codes), bad
 
 
+def _parse_columnar(body: bytes) -> RttColumns | None:
+    """polars' reader on the whole body: the columns with blank lines, unknown kinds and empty
+    required fields left out and counted (RttColumns.bad_rows["-"]), or None when a field does
+    not parse or a row has another field count (the caller then takes numpy's path)."""
+    import polars as pl
+
+    schema = {
+        "t_unix_ns": pl.Int64, "player": pl.Int64, "seq": pl.Int64, "rtt_us": pl.Float64,
+        "kind": pl.String, "send_late_us": pl.Float64,
+    }  # fmt: skip
+    try:
+        df = pl.read_csv(
+            body, has_header=False, new_columns=list(RTT_COLUMNS), schema=schema,
+            quote_char=None, raise_if_empty=False, truncate_ragged_lines=False,
+            infer_schema=False,
+        )  # fmt: skip
+    except (pl.exceptions.ComputeError, pl.exceptions.ShapeError, ValueError):
+        return None
+    code = pl.col("kind").replace_strict(
+        list(RTT_KINDS), list(range(len(RTT_KINDS))), default=-1, return_dtype=pl.Int8
+    )
+    required = [c for c in RTT_COLUMNS if c != "send_late_us"]
+    good = df.with_columns(code.alias("kind_code")).filter(
+        pl.all_horizontal(pl.col(required).is_not_null()) & (pl.col("kind_code") >= 0)
+    )
+    # Blank lines are skipped by the reader: every newline not a good row is a bad row.
+    bad = body.count(b"\n") - good.height
+    codes = good["kind_code"].to_numpy()
+    return RttColumns(
+        t_unix_ns=good["t_unix_ns"].to_numpy(),
+        player=good["player"].to_numpy(),
+        seq=good["seq"].to_numpy(),
+        rtt_us=good["rtt_us"].to_numpy(),
+        kind=_KIND_NAMES[codes] if codes.size else np.empty(0, dtype="<U3"),
+        send_late_us=good["send_late_us"].fill_null(np.nan).to_numpy(),
+        kind_code=codes,
+        bad_rows={"-": bad} if bad else {},
+    )
+
+
 def read_rtt_csv(path: Path | str) -> RttColumns:
     """Read one client-<k>.rtt.csv into columns under the module docstring's bad-row policy."""
     path = Path(path)
@@ -223,6 +266,10 @@ def read_rtt_csv(path: Path | str) -> RttColumns:
     body = body[: body.rfind(b"\n") + 1]
     if not body:
         return _columns(*_empty())
+    fast = _parse_columnar(body)
+    if fast is not None:
+        bad_rows = {str(path): fast.bad_rows["-"]} if fast.bad_rows else {}
+        return dataclasses.replace(fast, bad_rows=bad_rows)
     # ",\n" can only be an empty last field (send_late_us): numpy's parser needs a number there.
     body = body.replace(b",\n", b",nan\n")
     try:

@@ -646,3 +646,32 @@ def test_every_echo_is_counted_by_the_server(tmp_path: Path) -> None:
     # A server killed before its end may not have written its last counts: not judged.
     patch_meta(d / "server.meta.json", status="running", end_unix_ns=None, exit_code=None)
     assert "probe echoes" not in _messages(check_log_dir(d))
+
+
+# Odd spellings of numbers and kinds: whichever path reads a file (polars' reader, or numpy's
+# where polars refuses it), the rows kept, their values and the bad-row count are the same.
+_ODD_FLOATS = ["1.5", "-0.5", "nan", "NaN", "inf", "1e3", "1E3", "+1.5", ".5", "5.", "0x10",
+               " 1.5", "1.5e", "1_0"]  # fmt: skip
+_ODD_INTS = ["+5", "-5", "05", "5.0", "1e3", " 5", "9223372036854775807", "9223372036854775808"]
+_ODD_ROWS = (
+    [f"{T},0,1,{v},net,2" for v in _ODD_FLOATS]
+    + [f"{T},0,1,3.0,net,{v}" for v in _ODD_FLOATS]
+    + [f"{T},{v},1,1.0,net,2" for v in _ODD_INTS]
+    + [f"{T},0,1,1.0,{k},2" for k in ("NET", "net ", "ne", "lib")]
+)
+
+
+@pytest.mark.parametrize("row", _ODD_ROWS)
+def test_both_readers_keep_and_count_the_same_rows(
+    tmp_path: Path, row: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prototypes.contract import logs
+
+    path = tmp_path / "client-0.rtt.csv"
+    path.write_text(",".join(RTT_COLUMNS) + f"\n{T},0,0,1.0,net,1\n{row}\n")
+    columnar = read_rtt_csv(path)
+    monkeypatch.setattr(logs, "_parse_columnar", lambda body: None)
+    numpy_only = read_rtt_csv(path)
+    assert columnar.bad_rows == numpy_only.bad_rows
+    for name in (*RTT_COLUMNS, "kind_code"):
+        np.testing.assert_array_equal(getattr(columnar, name), getattr(numpy_only, name))
