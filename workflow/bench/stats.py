@@ -11,6 +11,10 @@
    groupby quantile over the window, with their environment's pandas 2.2.1 (and, for
    comparison, this project's pandas), on a subset campaign (--subset rows, 10 million by
    default), against step 2 on the same subset, so the speed-up compares equal rows.
+4. Peers written as a competent user would, on the same subset files: polars, and pandas with
+   typed columns, each reading one run at a time and computing the per-run summaries the
+   pipeline's runs table holds (rows per kind, RTT p50, p95, p99 and max of net probes inside
+   the window, send lateness p99); the pipeline's time is reported as a ratio to each.
 
     netstick bench stats [--samples N] [--subset N]   -> data/bench/stats.json
 """
@@ -48,6 +52,13 @@ TARGETS = {
         10.0,
         "ingest and analyse against pandas.read_csv as in Net-Celerity's environment, same rows",
     ),
+    "pipeline_over_polars": (
+        "<=",
+        2.0,
+        "ingest and analyse 10 M samples against polars' per-run summaries of the same files",
+    ),
+    "pipeline_peak_rss_gib_10m": ("<=", 1.0, "peak memory of the pipeline at 10 M samples"),
+    "pipeline_s_100m": ("<=", 30.0, "ingest and analyse 100 M samples"),
 }
 SAMPLES_PER_RUN = 100_000
 RUNS_PER_CELL = 10
@@ -150,6 +161,42 @@ PANDAS_CODE = (
 )
 
 
+# The peers: per run, net probes inside the window: count, RTT p50/p95/p99/max, send-late p99.
+POLARS_PEER_CODE = (
+    "import glob, polars as pl; out = []\n"
+    "schema = {{'t_unix_ns': pl.Int64, 'player': pl.Int64, 'seq': pl.Int64, "
+    "'rtt_us': pl.Float64, 'kind': pl.String, 'send_late_us': pl.Float64}}\n"
+    "for f in sorted(glob.glob({pattern!r})):\n"
+    "    d = pl.read_csv(f, schema=schema).filter(pl.col('t_unix_ns').is_between({start}, {end}, "
+    "closed='left') & (pl.col('kind') == 'net'))\n"
+    "    out.append(d.select(pl.len(), *[pl.col('rtt_us').quantile(q, 'linear').alias(str(q)) "
+    "for q in (0.5, 0.95, 0.99)], pl.col('rtt_us').max(), "
+    "pl.col('send_late_us').quantile(0.99, 'linear').alias('late')))\n"
+    "print(pl.concat(out).shape)"
+)
+PANDAS_PEER_CODE = (
+    "import glob, pandas as pd; out = []\n"
+    "types = {{'t_unix_ns': 'int64', 'player': 'int64', 'seq': 'int64', 'rtt_us': 'float64', "
+    "'kind': 'category', 'send_late_us': 'float64'}}\n"
+    "for f in sorted(glob.glob({pattern!r})):\n"
+    "    d = pd.read_csv(f, dtype=types)\n"
+    "    d = d[(d.t_unix_ns >= {start}) & (d.t_unix_ns < {end}) & (d.kind == 'net')]\n"
+    "    q = d.rtt_us.quantile([0.5, 0.95, 0.99])\n"
+    "    out.append((len(d), *q, d.rtt_us.max(), d.send_late_us.quantile(0.99)))\n"
+    "print(len(out))"
+)
+
+
+def _peer(code: str, raw: Path) -> tuple[float, float]:
+    return _child(
+        code.format(
+            pattern=str(raw / "*" / "*" / "logs" / "client-*.rtt.csv"),
+            start=T0_NS,
+            end=T0_NS + WINDOW_S * 10**9,
+        )
+    )
+
+
 def _pipeline(raw: Path, out: Path) -> tuple[float, float]:
     return _child(PIPELINE_CODE.format(raw=str(raw), out=str(out)))
 
@@ -176,19 +223,23 @@ def run(out: Path, work: Path, samples: int, subset: int = 10_000_000) -> dict[s
     n_small = write_synthetic(small, subset, seed=2)
 
     big_s, big_gib = _pipeline(big, work / "results" / "synthetic")
-    small_s, _ = _pipeline(small, work / "results" / "subset")
+    small_s, small_gib = _pipeline(small, work / "results" / "subset")
     # The Net-Celerity scripts' own environment (their environment.yml): pandas 2.2.1 on numpy
     # 1.26.4, in a venv of its own; and this project's pandas for comparison.
     theirs = _netcelerity_python(work.parent / "netcelerity-env")
     pandas_s, pandas_gib = _pandas(small, theirs)
     pandas3_s, _ = _pandas(small)
+    polars_s, polars_gib = _peer(POLARS_PEER_CODE, small)
+    typed_s, typed_gib = _peer(PANDAS_PEER_CODE, small)
     measured = {
         "samples": n_big,
         "runs": n_big // SAMPLES_PER_RUN,
         "pipeline_s": round(big_s, 2),
+        "pipeline_s_100m": round(big_s, 2) if n_big >= 100_000_000 else None,
         "pipeline_peak_rss_gib": round(big_gib, 3),
         "subset_samples": n_small,
         "subset_pipeline_s": round(small_s, 2),
+        "pipeline_peak_rss_gib_10m": round(small_gib, 3),
         "subset_pandas_csv_s": round(pandas_s, 2),
         "subset_pandas_peak_rss_gib": round(pandas_gib, 3),
         "pandas_version_netcelerity": "2.2.1",
@@ -196,6 +247,13 @@ def run(out: Path, work: Path, samples: int, subset: int = 10_000_000) -> dict[s
         # Equal row counts, process start-up included on both sides (the conservative ratio).
         "speedup_vs_pandas_csv": round(pandas_s / small_s, 1),
         "speedup_vs_pandas3_csv": round(pandas3_s / small_s, 1),
+        # The peers of issue 25: the same files and per-run summaries, one run at a time.
+        "subset_polars_s": round(polars_s, 2),
+        "subset_polars_peak_rss_gib": round(polars_gib, 3),
+        "subset_pandas_typed_s": round(typed_s, 2),
+        "subset_pandas_typed_peak_rss_gib": round(typed_gib, 3),
+        "pipeline_over_polars": round(small_s / polars_s, 2),
+        "pipeline_over_pandas_typed": round(small_s / typed_s, 2),
         "csv_bytes": _bytes(big, "*/*/logs/*.rtt.csv"),
         "samples_parquet_bytes": (work / "results" / "synthetic" / "samples.parquet")
         .stat()
