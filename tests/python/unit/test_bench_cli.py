@@ -27,7 +27,7 @@ def rec(transport: str, players: int, **metrics: Any) -> dict[str, Any]:
 def test_targets_measured_and_judged() -> None:
     records = [
         rec("udp", 50, rtt_p50_us=80.0, connect_s=0.1),
-        rec("udp", 200, players_per_client_core=800.0, send_late_p99_us=600.0, connect_s=0.5),
+        rec("udp", 200, players_per_client_core=1200.0, send_late_p99_us=600.0, connect_s=0.5),
         rec("tcp", 200, players_per_client_core=400.0, send_late_p99_us=100.0, connect_s=2.5),
         {"transport": "ws", "players": 200, "ok": False, "error": "exit 4\nmore"},
     ]
