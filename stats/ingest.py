@@ -18,6 +18,7 @@ meta.json (commit, host, isolation, seed, run order). The tables' columns are st
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,10 @@ from workflow import layout
 from workflow.files import replace_atomically, write_json
 
 _KINDS = pl.Series("kind", RTT_KINDS, dtype=pl.String)
+# Dictionary encoding where it pays: the columns with a few distinct strings. On the numeric
+# columns pyarrow's default tries it and falls back, which cost a third of the write and made
+# the file larger (2.45 against 1.87 MB for a run of 100,000 samples).
+DICTIONARY_COLUMNS = ["campaign", "cell_id", "run_id", "kind", "source"]
 
 
 @dataclass
@@ -106,6 +111,10 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
     writer: pq.ParquetWriter | None = None
     rows: list[dict[str, Any]] = []
     series: list[pl.DataFrame] = []
+    # One run's samples are written while the next run is read (pyarrow writes without the GIL):
+    # the write took half the stage's time when it ran in turn.
+    background = ThreadPoolExecutor(max_workers=1)
+    pending: Future[None] | None = None
     try:
         for row, data in runs_table.rows(raw_campaign):
             report.runs += 1
@@ -131,10 +140,17 @@ def ingest(raw_campaign: Path, out_dir: Path) -> IngestReport:
             if df.height:
                 table = df.to_arrow()
                 if writer is None:
-                    writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
-                writer.write_table(table)
+                    writer = pq.ParquetWriter(
+                        tmp, table.schema, compression="zstd", use_dictionary=DICTIONARY_COLUMNS
+                    )
+                if pending is not None:
+                    pending.result()  # row groups in run order; an error stops the stage
+                pending = background.submit(writer.write_table, table)
                 report.samples += df.height
+        if pending is not None:
+            pending.result()
     finally:
+        background.shutdown(wait=True)
         if writer is not None:
             writer.close()
     if writer is not None:
