@@ -114,26 +114,24 @@ def run(
         records.append(_against(rec, floors))
         state = "ok" if rec["ok"] else f"FAILED: {(rec['error'] or '').splitlines()[0]}"
         progress(f"[{i}/{len(matrix)}] {transport} {n} players: {state}")
-        body = {
-            "config": config,
-            "floor": _floor_summary(floors),
-            "records": records,
-            "targets": evaluate_targets(records, TARGETS),
-            "targets_note": TARGETS[0].note,
-        }
         # After every cell: an interrupted bench keeps what it measured.
-        record.write(out, "bench-prototypes", body, prov=prov)
+        record.write(out, "bench-prototypes", _body(config, floors, records), prov=prov)
     progress("the machine's floor again ...")
     floors.append(floor.measure(rate_hz=float(cells.STREAM_PARAMS["rate"])))
     records = [_against(r, floors) for r in records]
-    body = {
+    return record.write(out, "bench-prototypes", _body(config, floors, records), prov=prov)
+
+
+def _body(
+    config: dict[str, Any], floors: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
         "config": config,
         "floor": _floor_summary(floors),
         "records": records,
         "targets": evaluate_targets(records, TARGETS),
         "targets_note": TARGETS[0].note,
     }
-    return record.write(out, "bench-prototypes", body, prov=prov)
 
 
 def _floor_summary(floors: list[dict[str, Any]]) -> dict[str, Any]:
