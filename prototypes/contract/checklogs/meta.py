@@ -82,6 +82,31 @@ def _flag_value(args: Sequence[object], flag: str) -> str | None:
 
 def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
     """Check one process's meta.json; what the row checks need from it, None if unreadable."""
+    meta = _read_meta(path, report)
+    if meta is None:
+        return None
+    _check_keys(path.name, meta, role, report)
+    start, end = _lifetime(path, meta, report)
+    first_player, players = _client_players(path.name, meta, proc, role, report)
+    host = meta.get("host") if isinstance(meta.get("host"), str) and meta["host"] else None
+    workload = meta.get("workload") if isinstance(meta.get("workload"), str) else None
+    params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
+    finished = meta.get("status") == "exited" and meta.get("exit_code") == 0
+    return Meta(
+        role,
+        start,
+        end,
+        first_player,
+        players,
+        host,
+        workload,
+        {str(k): str(v) for k, v in params.items()},
+        finished,
+    )
+
+
+def _read_meta(path: Path, report: Report) -> dict[str, Any] | None:
+    """The file as a JSON object, or None after reporting why it is not one."""
     name = path.name
     try:
         meta: Any = json.loads(path.read_text(encoding="utf-8"))
@@ -94,7 +119,11 @@ def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
     if not isinstance(meta, dict):
         report(name, 1, f"must be a JSON object, found {type(meta).__name__}")
         return None
+    return meta
 
+
+def _check_keys(name: str, meta: dict[str, Any], role: str, report: Report) -> None:
+    """Every key of CONTRACT.md 3.1 present and of its form."""
     missing = [k for k in META_KEYS_ALWAYS if k not in meta]
     if missing:
         report(name, 0, f"missing keys: {', '.join(missing)}")
@@ -159,6 +188,10 @@ def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
         "an integer exit code from CONTRACT.md section 2 (0-6)",
     )
 
+
+def _lifetime(path: Path, meta: dict[str, Any], report: Report) -> tuple[int | None, int | None]:
+    """(start, end) of the process in ns, None where absent, not ns, or end before start."""
+    name = path.name
     start = meta.get("start_unix_ns") if _is_int(meta.get("start_unix_ns")) else None
     end = meta.get("end_unix_ns") if _is_int(meta.get("end_unix_ns")) else None
     # Nanoseconds, not micro- or milliseconds: rows and meta written consistently in µs agree
@@ -176,43 +209,37 @@ def check_meta(path: Path, proc: str, role: str, report: Report) -> Meta | None:
                 "1,000,000 times too small)",
             )
             start = end = None  # the rows cannot be placed in the process's lifetime
-    want(
-        "end_unix_ns",
-        end is not None and (start is None or end >= start),
-        "an integer >= start_unix_ns (ns since the Unix epoch)",
-    )
+    if "end_unix_ns" in meta and not (end is not None and (start is None or end >= start)):
+        report(
+            name,
+            0,
+            f"key 'end_unix_ns' is {json.dumps(meta['end_unix_ns'])}, expected an integer >= "
+            "start_unix_ns (ns since the Unix epoch)",
+        )
     if end is not None and start is not None and end < start:
         end = None
+    return start, end
 
-    first_player = players = None
+
+def _client_players(
+    name: str, meta: dict[str, Any], proc: str, role: str, report: Report
+) -> tuple[int | None, int | None]:
+    """(first player, players) of a client from its args; the file must be named for it."""
     args = meta.get("args")
-    if role == "client" and isinstance(args, list):
-        first_text = _flag_value(args, "-first-player") or "0"
-        players_text = _flag_value(args, "-players") or "1"
-        first_player = int(first_text) if first_text.isdigit() else None
-        players = int(players_text) if players_text.isdigit() else None
-        if first_player is not None and proc != f"client-{first_player}":
-            report(
-                name,
-                0,
-                f"args say -first-player {first_player}, so the files must be named "
-                f"client-{first_player}.*, not {proc}.*",
-            )
-    host = meta.get("host") if isinstance(meta.get("host"), str) and meta["host"] else None
-    workload = meta.get("workload") if isinstance(meta.get("workload"), str) else None
-    params = meta.get("params") if isinstance(meta.get("params"), dict) else {}
-    finished = meta.get("status") == "exited" and meta.get("exit_code") == 0
-    return Meta(
-        role,
-        start,
-        end,
-        first_player,
-        players,
-        host,
-        workload,
-        {str(k): str(v) for k, v in params.items()},
-        finished,
-    )
+    if role != "client" or not isinstance(args, list):
+        return None, None
+    first_text = _flag_value(args, "-first-player") or "0"
+    players_text = _flag_value(args, "-players") or "1"
+    first_player = int(first_text) if first_text.isdigit() else None
+    players = int(players_text) if players_text.isdigit() else None
+    if first_player is not None and proc != f"client-{first_player}":
+        report(
+            name,
+            0,
+            f"args say -first-player {first_player}, so the files must be named "
+            f"client-{first_player}.*, not {proc}.*",
+        )
+    return first_player, players
 
 
 def _check_args(name: str, args: list[str], role: str, report: Report) -> None:
