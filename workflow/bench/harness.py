@@ -135,7 +135,7 @@ def _overhead(
         mon = meta["monitor"]
         sampler_pct.append(100.0 * mon["sampler_cpu_s"] / mon["sampler_wall_s"])
         jitter += _monitor_jitter_ms(path, 0.5)
-        runs[f"overhead-r{i + 1}"] = str(path)
+        runs[f"{prefix}overhead-r{i + 1}"] = str(path)
     return {
         "overhead_s": overheads,
         "overhead_s_max": max(overheads),
@@ -235,15 +235,14 @@ def run(
         theirs = figures["user"]
         if theirs["isolation"] != ["userns"]:
             raise RuntimeError(
-                f"the runs as {user} got isolation {theirs['isolation']}, not userns: "
-                "user namespaces are not available to them (see netstick doctor)"
+                f"the runs as {user} got isolation {theirs['isolation']}, not userns: user "
+                "namespaces are not available to them (sysctl user.max_user_namespaces, unshare)"
             )
         measured["as_user"] = {"user": user, "uid": uid, **theirs}
         if not emulator_only:
             # The user's runs start a child in a user namespace: what that adds per run.
-            mine_runs: dict[str, Any] = {}
             measured["as_user"]["overhead"] = _overhead(
-                runners["user"], repetitions, duration_s, mine_runs, prefix="user-"
+                runners["user"], repetitions, duration_s, runs, prefix="user-"
             )
         for metric in EMULATOR_TARGETS:
             measured[f"userns_{metric}"] = theirs[metric]
