@@ -217,6 +217,11 @@ func (c *Client) Run(ctx context.Context) (err error) {
 	for _, p := range c.players {
 		c.schedule(p, start)
 	}
+	poller, polled := c.tr.(transport.Poller)
+	if polled {
+		poller.Drive(true)
+		c.disp.Wait = poller.Wait
+	}
 	dispDone := make(chan struct{})
 	go func() { c.disp.Run(); close(dispDone) }()
 	var timer <-chan time.Time
@@ -241,6 +246,9 @@ loop:
 	}
 	c.disp.Stop()
 	<-dispDone
+	if polled {
+		poller.Drive(false) // echoes in flight are read while the client drains
+	}
 	if lostErr != nil {
 		c.stopping.Store(true)
 		c.event(-1, "server_lost", "", "error="+logs.Sanitize(lostErr.Error()))

@@ -79,3 +79,51 @@ func TestNowIsClockMonotonic(t *testing.T) {
 		}
 	}
 }
+
+// EpollWaitUntil returns at its deadline when nothing is ready, never before it, and at
+// once, with the event, when a descriptor becomes ready.
+func TestEpollWaitUntil(t *testing.T) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(epfd)
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(efd)
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
+		t.Fatal(err)
+	}
+	events := make([]unix.EpollEvent, 4)
+	now := Now()
+	deadline := now + int64(3*time.Millisecond)
+	for {
+		n, err := EpollWaitUntil(epfd, events, deadline, now)
+		if n != 0 || (err != nil && err != unix.EINTR) {
+			t.Fatalf("nothing ready: got %d events, err %v", n, err)
+		}
+		if now = Now(); now >= deadline {
+			break
+		}
+	}
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		_, _ = unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	}()
+	start := Now()
+	for {
+		n, err := EpollWaitUntil(epfd, events, Now()+int64(time.Second), Now())
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != 1 || int(events[0].Fd) != efd {
+			t.Fatalf("eventfd written: got %d events (%v), err %v", n, events[:max(n, 0)], err)
+		}
+		break
+	}
+	if waited := time.Duration(Now() - start); waited > 500*time.Millisecond {
+		t.Fatalf("the ready descriptor ended the wait only after %v", waited)
+	}
+}

@@ -67,6 +67,18 @@ type RTTEstimator interface {
 	LibRTT() (time.Duration, bool)
 }
 
+// Poller is implemented by a transport whose client connections the caller's own thread
+// can read: the client's dispatcher then waits in Wait instead of sleeping, so one wake-up
+// of one thread serves the sends that are due and the messages that arrived.
+type Poller interface {
+	// Drive hands the receive path of every connection the transport dialled to the
+	// caller (on: from its return, callbacks run only inside Wait) or back (off).
+	Drive(on bool)
+	// Wait delivers what arrives until deadlineNs (CLOCK_MONOTONIC, ns; nowNs is the
+	// time now) at the latest, and may return earlier.
+	Wait(deadlineNs, nowNs int64)
+}
+
 // Settings is implemented by every transport: each setting it makes that differs from its
 // library's own default, name -> the value in force after its options. The process records
 // it as transport_settings in its meta.json (CONTRACT.md 3.1); the manifest's

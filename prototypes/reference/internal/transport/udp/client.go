@@ -10,18 +10,26 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"netstick/prototypes/reference/internal/transport"
 )
 
-// cliConn is a player's connection: its own connected socket, one reader goroutine
-// that runs every callback, and one keeper goroutine for keepalives and the timeout.
+// cliConn is a player's connection: its own connected socket, read by the transport's
+// one receive loop (rxloop.go), which runs every callback, and one keeper goroutine for
+// keepalives and the timeout. The socket is a raw non-blocking descriptor outside Go's
+// netpoller, so an arriving datagram wakes the receive loop only.
 type cliConn struct {
 	t     *Transport
-	uc    *net.UDPConn
+	fd    int
 	h     transport.Handler
 	raddr string
 	act   activity
 
+	// mu guards fd against its close: Send and the receive loop use it under the read
+	// lock, end closes it under the write lock, so a reused descriptor number is never
+	// written to or read as this connection.
+	mu         sync.RWMutex
 	closed     atomic.Bool
 	reasonOnce sync.Once
 	reason     error // why the connection ended; nil for a local Close
@@ -30,54 +38,89 @@ type cliConn struct {
 
 // Dial implements transport.Transport.
 func (t *Transport) Dial(ctx context.Context, addr string, h transport.Handler) (transport.Conn, error) {
-	ua, err := net.ResolveUDPAddr("udp", addr)
+	fd, raddr, err := dialSocket(addr, t.sockbuf)
 	if err != nil {
 		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
 	}
-	uc, err := net.DialUDP("udp", nil, ua)
-	if err != nil {
-		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
-	}
-	setBuffers(uc, t.sockbuf)
 	buf := make([]byte, 65536)
-	first, err := handshake(ctx, uc, buf)
+	first, err := handshake(ctx, fd, buf)
 	if err != nil {
-		_ = uc.Close()
+		_ = unix.Close(fd)
 		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
 	}
-	c := &cliConn{t: t, uc: uc, h: h, raddr: ua.String(), stopKeep: make(chan struct{})}
+	c := &cliConn{t: t, fd: fd, h: h, raddr: raddr, stopKeep: make(chan struct{})}
 	c.act.sent.set()
 	c.act.heard.set()
 	h.Connected(c)
 	if first > 0 {
 		c.handle(buf[:first])
 	}
+	if err := t.rx.add(c); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
+	}
 	go c.keep()
-	go c.read(buf)
 	return c, nil
+}
+
+// dialSocket opens a non-blocking UDP socket connected to addr.
+func dialSocket(addr string, sockbuf int) (fd int, raddr string, err error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return -1, "", err
+	}
+	family, sa := unix.AF_INET6, unix.Sockaddr(nil)
+	if ip4 := ua.IP.To4(); ip4 != nil {
+		family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: ua.Port, Addr: [4]byte(ip4)}
+	} else {
+		s6 := &unix.SockaddrInet6{Port: ua.Port, Addr: [16]byte(ua.IP.To16())}
+		if ua.Zone != "" {
+			if ifi, err := net.InterfaceByName(ua.Zone); err == nil {
+				s6.ZoneId = uint32(ifi.Index)
+			}
+		}
+		sa = s6
+	}
+	fd, err = unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", fmt.Errorf("socket: %w", err)
+	}
+	if sockbuf > 0 { // as net.UDPConn's SetReadBuffer and SetWriteBuffer (the kernel caps them)
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, sockbuf)
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, sockbuf)
+	}
+	if err := unix.Connect(fd, sa); err != nil {
+		_ = unix.Close(fd)
+		return -1, "", fmt.Errorf("connect: %w", err)
+	}
+	return fd, ua.String(), nil
 }
 
 // handshake repeats the connect request every dialRetry until an accept arrives.
 // It returns the length of a data datagram that overtook the accept (the server only
 // sends data to accepted players, so data also proves acceptance), left in buf.
-func handshake(ctx context.Context, uc *net.UDPConn, buf []byte) (int, error) {
-	defer uc.SetReadDeadline(time.Time{})
+func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 	for {
-		if _, err := uc.Write(connectMsg); err != nil {
+		if _, err := writeRetry(fd, connectMsg); err != nil {
 			return 0, refusedOr(err)
 		}
 		deadline := time.Now().Add(dialRetry)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
-		_ = uc.SetReadDeadline(deadline)
 		for {
-			n, err := uc.Read(buf)
+			ready, err := waitFor(fd, unix.POLLIN, time.Until(deadline))
 			if err != nil {
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					break
-				}
+				return 0, err
+			}
+			if !ready {
+				break
+			}
+			n, err := rawRead(fd, buf)
+			if errors.Is(err, unix.EAGAIN) {
+				continue
+			}
+			if err != nil {
 				return 0, refusedOr(err)
 			}
 			if n == 0 {
@@ -98,6 +141,52 @@ func handshake(ctx context.Context, uc *net.UDPConn, buf []byte) (int, error) {
 	}
 }
 
+// waitFor polls one descriptor for events, at most for d (rounded up to a millisecond):
+// only the handshake and a full send buffer wait, so millisecond steps cost nothing.
+func waitFor(fd int, events int16, d time.Duration) (bool, error) {
+	if d <= 0 {
+		return false, nil
+	}
+	ms := int((d + time.Millisecond - 1) / time.Millisecond)
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(pfd, ms)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("poll: %w", err)
+		}
+		return n > 0, nil
+	}
+}
+
+// rawRead and rawWrite are read(2) and write(2) on the non-blocking socket: they never
+// wait, so the receive loop and the dispatcher's thread call them directly.
+func rawRead(fd int, b []byte) (int, error)  { return unix.Read(fd, b) }
+func rawWrite(fd int, b []byte) (int, error) { return unix.Write(fd, b) }
+
+// sendWait bounds the wait for room in a full send buffer, as a blocking write would wait.
+const sendWait = time.Second
+
+// writeRetry writes one datagram; with the send buffer full it waits for room (what a
+// write on a net.UDPConn does), at most sendWait.
+func writeRetry(fd int, b []byte) (int, error) {
+	for {
+		n, err := rawWrite(fd, b)
+		if !errors.Is(err, unix.EAGAIN) {
+			return n, err
+		}
+		ready, perr := waitFor(fd, unix.POLLOUT, sendWait)
+		if perr != nil {
+			return 0, perr
+		}
+		if !ready {
+			return 0, fmt.Errorf("send buffer full for %v: %w", sendWait, err)
+		}
+	}
+}
+
 func refusedOr(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("%w: %w", errRefused, err)
@@ -113,15 +202,15 @@ func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.uc.Write(*bp)
+	err = c.write(*bp)
 	bufPool.Put(bp)
 	if err != nil {
-		if c.closed.Load() || errors.Is(err, net.ErrClosed) {
-			return transport.ErrClosed
+		if errors.Is(err, transport.ErrClosed) {
+			return err
 		}
 		err = fmt.Errorf("udp send to %s: %w", c.raddr, refusedOr(err))
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			// The write consumed the socket's pending ICMP error, so the reader
+			// The write consumed the socket's pending ICMP error, so the receive loop
 			// will not see it: end the connection here.
 			c.end(err, false)
 		}
@@ -131,6 +220,17 @@ func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
 	return nil
 }
 
+// write sends one datagram unless the socket was closed.
+func (c *cliConn) write(b []byte) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed.Load() {
+		return transport.ErrClosed
+	}
+	_, err := writeRetry(c.fd, b)
+	return err
+}
+
 func (c *cliConn) Close() error {
 	c.end(nil, true)
 	return nil
@@ -138,36 +238,39 @@ func (c *cliConn) Close() error {
 
 func (c *cliConn) RemoteAddr() string { return c.raddr }
 
-// end records the reason (first caller wins), optionally tells the server, and closes
-// the socket, which makes the reader report Disconnected.
+// end records the reason (first caller wins), optionally tells the server, closes the
+// socket and has the receive loop report Disconnected once.
 func (c *cliConn) end(reason error, notifyPeer bool) {
 	c.reasonOnce.Do(func() { c.reason = reason })
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed.Swap(true) {
 		return
 	}
 	if notifyPeer {
-		_, _ = c.uc.Write(disconnectMsg)
+		_, _ = rawWrite(c.fd, disconnectMsg)
 	}
 	close(c.stopKeep)
-	_ = c.uc.Close()
+	c.t.rx.remove(c)
+	_ = unix.Close(c.fd)
 }
 
-// read delivers datagrams until the socket closes, then reports Disconnected once.
-func (c *cliConn) read(buf []byte) {
-	for !c.closed.Load() {
-		n, err := c.uc.Read(buf)
-		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				c.end(fmt.Errorf("udp read from %s: %w", c.raddr, refusedOr(err)), false)
-			}
-			break
-		}
-		if n > 0 {
-			c.handle(buf[:n])
-		}
+// readOne reads one datagram, if one is queued, and delivers it (on the receive loop).
+func (c *cliConn) readOne(buf []byte) {
+	c.mu.RLock()
+	if c.closed.Load() {
+		c.mu.RUnlock()
+		return
 	}
-	c.end(nil, false) // no-op unless the loop ended without a reason
-	c.h.Disconnected(c, c.reason)
+	n, err := rawRead(c.fd, buf)
+	c.mu.RUnlock()
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+	case err != nil:
+		c.end(fmt.Errorf("udp read from %s: %w", c.raddr, refusedOr(err)), false)
+	case n > 0:
+		c.handle(buf[:n])
+	}
 }
 
 func (c *cliConn) handle(d []byte) {
@@ -198,7 +301,7 @@ func (c *cliConn) keep() {
 				return
 			}
 			if !c.act.sent.take() {
-				if _, err := c.uc.Write(keepaliveMsg); err != nil && !c.closed.Load() {
+				if err := c.write(keepaliveMsg); err != nil && !c.closed.Load() {
 					c.end(fmt.Errorf("udp keepalive to %s: %w", c.raddr, refusedOr(err)), false)
 					return
 				}

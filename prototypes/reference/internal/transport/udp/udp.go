@@ -52,6 +52,7 @@ func init() {
 type Transport struct {
 	timeout time.Duration
 	sockbuf int
+	rx      rxLoop // reads every socket Dial opened
 }
 
 // Settings implements transport.Settings (prototype.yaml, transports udp settings).
@@ -75,7 +76,7 @@ func New(opts transport.Options) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transport{timeout: time.Duration(ms) * time.Millisecond, sockbuf: buf}, nil
+	return &Transport{timeout: time.Duration(ms) * time.Millisecond, sockbuf: buf, rx: newRxLoop()}, nil
 }
 
 func intOption(opts transport.Options, key string, def, lo, hi int) (int, error) {
@@ -89,6 +90,12 @@ func intOption(opts transport.Options, key string, def, lo, hi int) (int, error)
 	}
 	return v, nil
 }
+
+// Drive implements transport.Poller: the client's dispatcher reads every dialled socket.
+func (t *Transport) Drive(on bool) { t.rx.drive(on) }
+
+// Wait implements transport.Poller.
+func (t *Transport) Wait(deadlineNs, nowNs int64) { t.rx.wait(deadlineNs, nowNs) }
 
 // Name implements transport.Transport.
 func (*Transport) Name() string { return "udp" }
