@@ -5,7 +5,11 @@ nothing but the system calls, so a prototype's figures can be given as a ratio t
     cpu_floor(...)       CPU per UDP round trip with one system call per datagram, both halves
                          in one process (so a client's share is half of it): players per client
                          core at the stream's rate, were a client nothing but its probes
-    pingpong_floor(...)  the round trip of a two-process UDP ping-pong on loopback, p50 and p99
+    pingpong_floor(...)  the round trip of a two-process UDP ping-pong on loopback, p50 and p99,
+                         and the sender's CPU per round trip there: the two-process floor, where
+                         every datagram wakes a sleeping peer and the sender sleeps for the echo
+                         (what a client with its server in another process pays per probe, but
+                         with nothing batched: one wake-up per round trip)
 
 The program is compiled with the system's C compiler into a temporary directory each time
 (under a second); a machine without one gets FloorError saying so.
@@ -58,11 +62,14 @@ def measure(
         cpu = _run(binary, ["cpu", str(pairs), str(rounds), str(size)])
         ping = _run(binary, ["pingpong", str(count), str(size), str(cpus[0]), str(cpus[1])])
     client_us = cpu["cpu_us_per_round_trip"] / 2  # the player's half: its send and its receive
+    sender_us = ping["sender_cpu_us_per_round_trip"]
     return {
         "cpu_us_per_round_trip": cpu["cpu_us_per_round_trip"],
         "players_per_client_core": round(1e6 / (client_us * rate_hz), 1),
         "pingpong_rtt_p50_us": ping["rtt_p50_us"],
         "pingpong_rtt_p99_us": ping["rtt_p99_us"],
+        "pingpong_sender_cpu_us_per_round_trip": sender_us,
+        "players_per_client_core_two_process": round(1e6 / (sender_us * rate_hz), 1),
         "settings": {
             "pairs": pairs,
             "rounds": rounds,

@@ -11,7 +11,9 @@
  *                                       two processes (the echo pinned to CPU_A, the sender to
  *                                       CPU_B, -1: not pinned): COUNT round trips of SIZE bytes, one
  *                                       at a time, after 1000 not counted; prints p50 and p99 of
- *                                       the round trip (CLOCK_MONOTONIC), in microseconds
+ *                                       the round trip (CLOCK_MONOTONIC), in microseconds, and the
+ *                                       sender's CPU time per round trip (getrusage): a player's
+ *                                       work when every datagram wakes a sleeping peer
  *
  * Output: one JSON object on standard output. Exit 1 with a message on standard error when a
  * system call fails.
@@ -126,17 +128,21 @@ static int pingpong_mode(int count, int size, int cpu_a, int cpu_b) {
     close(echo);
     double *rtt = calloc(count, sizeof(double));
     if (!rtt) die("calloc");
+    double c0 = 0;
     for (int i = -WARMUP; i < count; i++) {
+        if (i == 0) c0 = cpu_s();
         double t = now_us();
         if (sendto(sender, buf, size, 0, (struct sockaddr *)&ea, sizeof(ea)) != size) die("sendto");
         if (recvfrom(sender, buf, MAX_SIZE, 0, NULL, NULL) != size) die("recvfrom");
         if (i >= 0) rtt[i] = now_us() - t;
     }
+    double cpu = cpu_s() - c0;
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     qsort(rtt, count, sizeof(double), cmp);
-    printf("{\"round_trips\": %d, \"rtt_p50_us\": %.3f, \"rtt_p99_us\": %.3f}\n", count,
-           rtt[count / 2], rtt[(int)(count * 0.99)]);
+    printf("{\"round_trips\": %d, \"rtt_p50_us\": %.3f, \"rtt_p99_us\": %.3f, "
+           "\"sender_cpu_us_per_round_trip\": %.3f}\n",
+           count, rtt[count / 2], rtt[(int)(count * 0.99)], cpu * 1e6 / count);
     return 0;
 }
 

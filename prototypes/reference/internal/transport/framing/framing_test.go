@@ -49,3 +49,52 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// Split finds the same frames as Reader in a stream cut anywhere: nothing until a frame is
+// whole, then the frame and the bytes it used; a corrupt header is an error.
+func TestSplitAgreesWithReaderAtEveryCut(t *testing.T) {
+	var stream []byte
+	msgs := [][]byte{[]byte("first"), {}, bytes.Repeat([]byte{3}, 300)}
+	for i, m := range msgs {
+		bp, err := Frame(transport.Channel(i%2), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream = append(stream, *bp...)
+		Release(bp)
+	}
+	for cut := range len(stream) + 1 {
+		var got [][]byte
+		pending := append([]byte(nil), stream[:cut]...)
+		feed := func() {
+			for {
+				ch, msg, used, err := Split(pending)
+				if err != nil {
+					t.Fatalf("cut %d: %v", cut, err)
+				}
+				if used == 0 {
+					return
+				}
+				if want := transport.Channel(len(got) % 2); ch != want {
+					t.Fatalf("cut %d: frame %d on channel %v, want %v", cut, len(got), ch, want)
+				}
+				got = append(got, append([]byte(nil), msg...))
+				pending = pending[used:]
+			}
+		}
+		feed()
+		pending = append(pending, stream[cut:]...)
+		feed()
+		if len(got) != len(msgs) || len(pending) != 0 {
+			t.Fatalf("cut %d: %d frames, %d bytes left", cut, len(got), len(pending))
+		}
+		for i := range msgs {
+			if !bytes.Equal(got[i], msgs[i]) {
+				t.Fatalf("cut %d: frame %d differs", cut, i)
+			}
+		}
+	}
+	if _, _, _, err := Split([]byte{0, 0, 0, 1, 9, 'x'}); err == nil {
+		t.Fatal("channel byte 9 accepted")
+	}
+}

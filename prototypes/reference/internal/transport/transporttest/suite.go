@@ -1,6 +1,7 @@
 // Package transporttest is the conformance suite every transport must pass: echo on
 // both channels, ordering of reliable messages, large messages, concurrent senders,
-// refused connections, bind conflicts and disconnect notification in both directions.
+// refused connections, bind conflicts, disconnect notification in both directions, and
+// for a transport.Poller, callbacks only inside Wait while driven.
 // It also holds what the transports' own tests share, written once so that a fix
 // reaches them all: a recording Handler (Recorder), listen and dial helpers, WaitFor,
 // the goroutine-leak check and a lossy relay (ConnectThroughLoss).
@@ -36,6 +37,9 @@ func payload(player, seq, size int) []byte {
 func Run(t *testing.T, name string, opts transport.Options) {
 	mk := func(t *testing.T) transport.Transport { return New(t, name, opts) }
 	t.Run("EchoBothChannels", func(t *testing.T) { testEcho(t, mk(t)) })
+	if _, ok := mk(t).(transport.Poller); ok {
+		t.Run("Driven", func(t *testing.T) { testDriven(t, mk(t)) })
+	}
 	t.Run("LargeReliable", func(t *testing.T) { testLarge(t, mk(t)) })
 	t.Run("ConcurrentSenders", func(t *testing.T) { testConcurrent(t, mk(t)) })
 	t.Run("DialRefused", func(t *testing.T) { testRefused(t, mk(t)) })

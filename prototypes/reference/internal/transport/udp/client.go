@@ -13,10 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"netstick/prototypes/reference/internal/transport"
+	"netstick/prototypes/reference/internal/transport/pollset"
 )
 
 // cliConn is a player's connection: its own connected socket, read by the transport's
-// one receive loop (rxloop.go), which runs every callback, and one keeper goroutine for
+// one receive loop (package pollset), which runs every callback, and one keeper goroutine for
 // keepalives and the timeout. The socket is a raw non-blocking descriptor outside Go's
 // netpoller, so an arriving datagram wakes the receive loop only.
 type cliConn struct {
@@ -55,7 +56,7 @@ func (t *Transport) Dial(ctx context.Context, addr string, h transport.Handler) 
 	if first > 0 {
 		c.handle(buf[:first])
 	}
-	if err := t.rx.add(c); err != nil {
+	if err := t.rx.Add(c); err != nil {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
 	}
@@ -69,18 +70,7 @@ func dialSocket(addr string, sockbuf int) (fd int, raddr string, err error) {
 	if err != nil {
 		return -1, "", err
 	}
-	family, sa := unix.AF_INET6, unix.Sockaddr(nil)
-	if ip4 := ua.IP.To4(); ip4 != nil {
-		family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: ua.Port, Addr: [4]byte(ip4)}
-	} else {
-		s6 := &unix.SockaddrInet6{Port: ua.Port, Addr: [16]byte(ua.IP.To16())}
-		if ua.Zone != "" {
-			if ifi, err := net.InterfaceByName(ua.Zone); err == nil {
-				s6.ZoneId = uint32(ifi.Index)
-			}
-		}
-		sa = s6
-	}
+	family, sa := pollset.Sockaddr(ua.IP, ua.Port, ua.Zone)
 	fd, err = unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, "", fmt.Errorf("socket: %w", err)
@@ -109,7 +99,7 @@ func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 			deadline = d
 		}
 		for {
-			ready, err := waitFor(fd, unix.POLLIN, time.Until(deadline))
+			ready, err := pollset.WaitFor(fd, unix.POLLIN, time.Until(deadline))
 			if err != nil {
 				return 0, err
 			}
@@ -141,26 +131,6 @@ func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 	}
 }
 
-// waitFor polls one descriptor for events, at most for d (rounded up to a millisecond):
-// only the handshake and a full send buffer wait, so millisecond steps cost nothing.
-func waitFor(fd int, events int16, d time.Duration) (bool, error) {
-	if d <= 0 {
-		return false, nil
-	}
-	ms := int((d + time.Millisecond - 1) / time.Millisecond)
-	for {
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: events}}
-		n, err := unix.Poll(pfd, ms)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("poll: %w", err)
-		}
-		return n > 0, nil
-	}
-}
-
 // rawRead and rawWrite are read(2) and write(2) on the non-blocking socket: they never
 // wait, so the receive loop and the dispatcher's thread call them directly.
 func rawRead(fd int, b []byte) (int, error)  { return unix.Read(fd, b) }
@@ -172,19 +142,10 @@ const sendWait = time.Second
 // writeRetry writes one datagram; with the send buffer full it waits for room (what a
 // write on a net.UDPConn does), at most sendWait.
 func writeRetry(fd int, b []byte) (int, error) {
-	for {
-		n, err := rawWrite(fd, b)
-		if !errors.Is(err, unix.EAGAIN) {
-			return n, err
-		}
-		ready, perr := waitFor(fd, unix.POLLOUT, sendWait)
-		if perr != nil {
-			return 0, perr
-		}
-		if !ready {
-			return 0, fmt.Errorf("send buffer full for %v: %w", sendWait, err)
-		}
+	if err := pollset.WriteAll(fd, b, sendWait); err != nil {
+		return 0, err
 	}
+	return len(b), nil
 }
 
 func refusedOr(err error) error {
@@ -251,12 +212,21 @@ func (c *cliConn) end(reason error, notifyPeer bool) {
 		_, _ = rawWrite(c.fd, disconnectMsg)
 	}
 	close(c.stopKeep)
-	c.t.rx.remove(c)
+	c.t.rx.Remove(c)
 	_ = unix.Close(c.fd)
 }
 
-// readOne reads one datagram, if one is queued, and delivers it (on the receive loop).
-func (c *cliConn) readOne(buf []byte) {
+// FD implements pollset.Member.
+func (c *cliConn) FD() int { return c.fd }
+
+// Fail implements pollset.Member.
+func (c *cliConn) Fail(err error) { c.end(fmt.Errorf("udp %s: %w", c.raddr, err), false) }
+
+// Ended implements pollset.Member: the one Disconnected, on the receive loop.
+func (c *cliConn) Ended() { c.h.Disconnected(c, c.reason) }
+
+// ReadReady implements pollset.Member: one datagram, if one is queued, delivered.
+func (c *cliConn) ReadReady(buf []byte) {
 	c.mu.RLock()
 	if c.closed.Load() {
 		c.mu.RUnlock()

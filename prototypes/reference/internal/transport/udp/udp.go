@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"netstick/prototypes/reference/internal/transport"
+	"netstick/prototypes/reference/internal/transport/pollset"
 )
 
 // MaxMessageBytes is the largest message on either channel: the largest UDP payload
@@ -52,7 +53,7 @@ func init() {
 type Transport struct {
 	timeout time.Duration
 	sockbuf int
-	rx      rxLoop // reads every socket Dial opened
+	rx      *pollset.Set // reads every socket Dial opened
 }
 
 // Settings implements transport.Settings (prototype.yaml, transports udp settings).
@@ -76,7 +77,7 @@ func New(opts transport.Options) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transport{timeout: time.Duration(ms) * time.Millisecond, sockbuf: buf, rx: newRxLoop()}, nil
+	return &Transport{timeout: time.Duration(ms) * time.Millisecond, sockbuf: buf, rx: pollset.New()}, nil
 }
 
 func intOption(opts transport.Options, key string, def, lo, hi int) (int, error) {
@@ -92,10 +93,10 @@ func intOption(opts transport.Options, key string, def, lo, hi int) (int, error)
 }
 
 // Drive implements transport.Poller: the client's dispatcher reads every dialled socket.
-func (t *Transport) Drive(on bool) { t.rx.drive(on) }
+func (t *Transport) Drive(on bool) { t.rx.Drive(on) }
 
 // Wait implements transport.Poller.
-func (t *Transport) Wait(deadlineNs, nowNs int64) { t.rx.wait(deadlineNs, nowNs) }
+func (t *Transport) Wait(deadlineNs, nowNs int64) { t.rx.Wait(deadlineNs, nowNs) }
 
 // Name implements transport.Transport.
 func (*Transport) Name() string { return "udp" }

@@ -1,4 +1,20 @@
-package udp
+// Package pollset reads many client sockets on one goroutine, over one level-triggered epoll
+// set, and runs their callbacks on whichever goroutine polls it: its own goroutine, or, once a
+// caller drives it (transport.Poller), the caller's thread inside Wait.
+//
+// Why not a reader goroutine per connection on Go's netpoller: profiled at 200 players
+// (stream, 60 Hz, udp), the receive path was about half of the client's CPU. Each datagram
+// woke the netpoller, readied its reader goroutine, was read, and was read again only to
+// get EAGAIN before the goroutine parked (edge-triggered polling must drain). Here a
+// wake-up costs one epoll wait for every socket that is ready and one read per message;
+// level triggering reports a socket with more queued again. Driven by the client's
+// dispatcher, one wake-up of one thread serves both the sends that are due and the
+// messages that arrived: a goroutine of its own blocked in epoll_wait doubled the client's
+// context switches, because each wake-up had to win a P back from the scheduler.
+//
+// While not driven the set polls only while it has members, so a transport that dials
+// nothing has no goroutine and no descriptors.
+package pollset
 
 import (
 	"errors"
@@ -10,23 +26,21 @@ import (
 	"netstick/prototypes/reference/internal/sched"
 )
 
-// rxLoop reads every socket the transport dialled over one level-triggered epoll set and
-// runs their callbacks on whichever goroutine polls it: its own goroutine, or, once a
-// caller drives it (transport.Poller), the caller's thread inside Wait.
-//
-// Why not a reader goroutine per connection on Go's netpoller: profiled at 200 players
-// (stream, 60 Hz), the receive path was about half of the client's CPU. Each datagram
-// woke the netpoller, readied its reader goroutine, was read, and was read again only to
-// get EAGAIN before the goroutine parked (edge-triggered polling must drain). Here a
-// wake-up costs one epoll wait for every socket that is ready and one read per datagram;
-// level triggering reports a socket with more queued again. Driven by the client's
-// dispatcher, one wake-up of one thread serves both the sends that are due and the
-// datagrams that arrived: an own goroutine blocked in epoll_wait doubled the client's
-// context switches, because each wake-up had to win a P back from the scheduler.
-//
-// While not driven the loop runs only while it has sockets, so a transport that dials
-// nothing has no goroutine and no descriptors.
-type rxLoop struct {
+// Member is a socket the set reads: a raw non-blocking descriptor outside Go's netpoller.
+type Member interface {
+	// FD is the socket; it stays open until the member was removed.
+	FD() int
+	// ReadReady reads what is queued (one message is enough: a socket with more is reported
+	// again) and delivers it, on the polling goroutine; buf is scratch space for the call.
+	ReadReady(buf []byte)
+	// Fail ends the member with err: the set itself broke.
+	Fail(err error)
+	// Ended is called once after Remove, on the polling goroutine, so never concurrently
+	// with the member's ReadReady.
+	Ended()
+}
+
+type Set struct {
 	// pollMu is held by whoever polls: the loop's goroutine or Wait. Callbacks of one
 	// connection are therefore never concurrent.
 	pollMu sync.Mutex
@@ -38,14 +52,15 @@ type rxLoop struct {
 	wakefd    int // eventfd: ends a blocking wait (an ended connection, a change of driver)
 	goroutine bool
 	driven    bool
-	conns     map[int]*cliConn // by socket descriptor
-	ended     []*cliConn       // closed; their Disconnected is still owed
+	conns     map[int]Member // by socket descriptor
+	ended     []Member       // closed; their Disconnected is still owed
 }
 
-func newRxLoop() rxLoop { return rxLoop{epfd: -1, wakefd: -1} }
+// New returns an empty set.
+func New() *Set { return &Set{epfd: -1, wakefd: -1} }
 
-// add registers a connected socket; its callbacks run on the loop from now on.
-func (l *rxLoop) add(c *cliConn) error {
+// Add registers a member; its callbacks run on the set's poller from now on.
+func (l *Set) Add(c Member) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.epfd < 0 {
@@ -53,17 +68,18 @@ func (l *rxLoop) add(c *cliConn) error {
 			return err
 		}
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(c.fd)}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-		return fmt.Errorf("udp: epoll add: %w", err)
+	fd := c.FD()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll add: %w", err)
 	}
-	l.conns[c.fd] = c
+	l.conns[fd] = c
 	l.startLocked()
 	return nil
 }
 
 // startLocked starts the loop's own goroutine unless it runs or a caller drives the loop.
-func (l *rxLoop) startLocked() {
+func (l *Set) startLocked() {
 	if !l.goroutine && !l.driven {
 		l.goroutine = true
 		go l.run()
@@ -71,54 +87,55 @@ func (l *rxLoop) startLocked() {
 }
 
 // open creates the epoll set and the wake-up eventfd (with mu held).
-func (l *rxLoop) open() error {
+func (l *Set) open() error {
 	if l.conns == nil {
-		l.conns = map[int]*cliConn{}
+		l.conns = map[int]Member{}
 		l.buf = make([]byte, 65536)
 		l.events = make([]unix.EpollEvent, 256)
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return fmt.Errorf("udp: epoll_create1: %w", err)
+		return fmt.Errorf("epoll_create1: %w", err)
 	}
 	wakefd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		_ = unix.Close(epfd)
-		return fmt.Errorf("udp: eventfd: %w", err)
+		return fmt.Errorf("eventfd: %w", err)
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wakefd)}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
 		_ = unix.Close(epfd)
 		_ = unix.Close(wakefd)
-		return fmt.Errorf("udp: epoll add eventfd: %w", err)
+		return fmt.Errorf("epoll add eventfd: %w", err)
 	}
 	l.epfd, l.wakefd = epfd, wakefd
 	return nil
 }
 
 // wakeLocked ends a blocking wait of the loop's goroutine (with mu held).
-func (l *rxLoop) wakeLocked() {
+func (l *Set) wakeLocked() {
 	if l.wakefd >= 0 {
 		one := [8]byte{1}
 		_, _ = unix.Write(l.wakefd, one[:])
 	}
 }
 
-// remove takes a socket out of the set before it is closed (so a descriptor number the
-// kernel reuses is never read as this connection) and queues its Disconnected.
-func (l *rxLoop) remove(c *cliConn) {
+// Remove takes a member out of the set; call it before closing the socket, so that a
+// descriptor number the kernel reuses is never read as this member. Its Ended follows.
+func (l *Set) Remove(c Member) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conns[c.fd] == c {
-		delete(l.conns, c.fd)
-		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	fd := c.FD()
+	if l.conns[fd] == c {
+		delete(l.conns, fd)
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 	}
 	l.ended = append(l.ended, c)
 	l.wakeLocked()
 	l.startLocked() // the last connection's Disconnected still needs a poller
 }
 
-func (l *rxLoop) lookup(fd int) *cliConn {
+func (l *Set) lookup(fd int) Member {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.conns[fd]
@@ -126,7 +143,7 @@ func (l *rxLoop) lookup(fd int) *cliConn {
 
 // run is the loop's own goroutine: it blocks in epoll_wait and delivers, until a caller
 // drives the loop or no socket is left.
-func (l *rxLoop) run() {
+func (l *Set) run() {
 	for {
 		l.pollMu.Lock()
 		l.mu.Lock()
@@ -148,7 +165,7 @@ func (l *rxLoop) run() {
 }
 
 // closeLocked closes the set once nothing uses it (mu and pollMu held).
-func (l *rxLoop) closeLocked() {
+func (l *Set) closeLocked() {
 	if l.epfd >= 0 {
 		_ = unix.Close(l.epfd)
 		_ = unix.Close(l.wakefd)
@@ -156,8 +173,9 @@ func (l *rxLoop) closeLocked() {
 	}
 }
 
-// drive hands the loop to the caller (on) or back to its own goroutine (off).
-func (l *rxLoop) drive(on bool) {
+// Drive hands the polling to the caller (on: from its return, callbacks run only inside
+// Wait) or back to the set's own goroutine (off).
+func (l *Set) Drive(on bool) {
 	if on {
 		defer func() { l.pollMu.Lock(); l.pollMu.Unlock() }() // the goroutine has let go
 	}
@@ -174,10 +192,10 @@ func (l *rxLoop) drive(on bool) {
 	l.mu.Unlock()
 }
 
-// wait polls until deadlineNs (CLOCK_MONOTONIC) at the latest, delivering what arrived;
+// Wait polls until deadlineNs (CLOCK_MONOTONIC) at the latest, delivering what arrived;
 // it may return early. It holds the caller's thread and P, as the dispatcher's sleep does
 // (sched.EpollWaitUntil): the wait is at most a few milliseconds.
-func (l *rxLoop) wait(deadlineNs, nowNs int64) {
+func (l *Set) Wait(deadlineNs, nowNs int64) {
 	l.pollMu.Lock()
 	defer l.pollMu.Unlock()
 	l.mu.Lock()
@@ -192,17 +210,17 @@ func (l *rxLoop) wait(deadlineNs, nowNs int64) {
 }
 
 // handle delivers one wait's events and then the Disconnected of ended connections.
-func (l *rxLoop) handle(n int, err error, wakefd int) {
+func (l *Set) handle(n int, err error, wakefd int) {
 	if err != nil && !errors.Is(err, unix.EINTR) {
-		l.fail(fmt.Errorf("udp: epoll wait: %w", err))
+		l.fail(fmt.Errorf("epoll wait: %w", err))
 	}
 	for _, ev := range l.events[:max(n, 0)] {
 		fd := int(ev.Fd)
 		if fd == wakefd {
 			var b [8]byte
-			_, _ = rawRead(fd, b[:])
+			_, _ = unix.Read(fd, b[:])
 		} else if c := l.lookup(fd); c != nil { // nil: removed since the wait returned
-			c.readOne(l.buf)
+			c.ReadReady(l.buf)
 		}
 	}
 	for {
@@ -214,20 +232,20 @@ func (l *rxLoop) handle(n int, err error, wakefd int) {
 			return
 		}
 		for _, c := range ended {
-			c.h.Disconnected(c, c.reason)
+			c.Ended()
 		}
 	}
 }
 
-// fail ends every connection when the set itself broke (never seen: it would be a bug).
-func (l *rxLoop) fail(err error) {
+// fail ends every member when the set itself broke (never seen: it would be a bug).
+func (l *Set) fail(err error) {
 	l.mu.Lock()
-	conns := make([]*cliConn, 0, len(l.conns))
+	conns := make([]Member, 0, len(l.conns))
 	for _, c := range l.conns {
 		conns = append(conns, c)
 	}
 	l.mu.Unlock()
 	for _, c := range conns {
-		c.end(err, false)
+		c.Fail(err)
 	}
 }
