@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prototypes.contract import manifest as manifests
-from workflow.bench import cells, floor, options, record
+from workflow.bench import cells, client_profile, floor, options, record
 from workflow.bench.targets import Target, evaluate_targets, targets_text
 from workflow.files import REPO, repo_relative
 from workflow.harness import environment
@@ -119,7 +119,37 @@ def run(
     progress("the machine's floor again ...")
     floors.append(floor.measure(rate_hz=float(cells.STREAM_PARAMS["rate"])))
     records = [_against(r, floors) for r in records]
-    return record.write(out, "bench-prototypes", _body(config, floors, records), prov=prov)
+    body = _body(config, floors, records)
+    body["client_profiles"] = _profiles(manifest, transports, max(players), pin, progress)
+    return record.write(out, "bench-prototypes", body, prov=prov)
+
+
+def _profiles(
+    manifest: Path, transports: Sequence[str], players: int, pin: bool, progress: cells.Progress
+) -> dict[str, Any]:
+    """Where each transport's client CPU goes: one profiled cell each (client_profile.py)."""
+    man = manifests.load(manifest)
+    if man.name != "reference":
+        return {"skipped": "profiles are taken of the Go reference prototype only"}
+    out: dict[str, Any] = {}
+    for t in transports:
+        progress(f"profiling the {t} client at {players} players ...")
+        out[t] = client_profile.profile(man.executable, t, players, cells.STREAM_PARAMS, pin=pin)
+    return out
+
+
+def profiles_text(profiles: dict[str, Any]) -> str:
+    """One line per transport: the largest shares of its client's sampled CPU."""
+    if "skipped" in profiles:
+        return f"client profiles: {profiles['skipped']}"
+    lines = ["where each client's CPU goes (a profiled cell; shares of its sampled CPU):"]
+    for t, prof in profiles.items():
+        if "skipped" in prof:
+            lines.append(f"  {t:<7} skipped: {prof['skipped']}")
+            continue
+        top = sorted(prof["shares"].items(), key=lambda kv: -kv[1])[:4]
+        lines.append(f"  {t:<7} " + ", ".join(f"{b} {v:.0%}" for b, v in top if v > 0))
+    return "\n".join(lines)
 
 
 def _body(
@@ -137,13 +167,16 @@ def _body(
 def _floor_summary(floors: list[dict[str, Any]]) -> dict[str, Any]:
     """The floor's figures as the median of its measurements (before and after the cells)."""
     keys = ("cpu_us_per_round_trip", "players_per_client_core", "pingpong_rtt_p50_us",
-            "pingpong_rtt_p99_us")  # fmt: skip
+            "pingpong_rtt_p99_us", "pingpong_sender_cpu_us_per_round_trip",
+            "players_per_client_core_two_process")  # fmt: skip
     return {
         **{k: statistics.median(f[k] for f in floors) for k in keys},
         "measurements": floors,
         "what": "udp_floor.c: CPU per UDP round trip with one system call per datagram (a "
         "client's share is half; players per client core at the stream's rate), and a "
-        "two-process ping-pong on loopback, pinned like the cells",
+        "two-process ping-pong on loopback, pinned like the cells: its round trip and its "
+        "sender's CPU per round trip (the two-process floor: every datagram wakes a sleeping "
+        "peer, as a client's probes wake the server)",
     }
 
 
@@ -154,6 +187,11 @@ def _against(rec: dict[str, Any], floors: list[dict[str, Any]]) -> dict[str, Any
     return {
         **rec,
         "players_per_client_core_of_floor": round(ppc / summary["players_per_client_core"], 4)
+        if ppc
+        else None,
+        "players_per_client_core_of_two_process_floor": round(
+            ppc / summary["players_per_client_core_two_process"], 4
+        )
         if ppc
         else None,
         "rtt_p50_over_floor": round(rtt / summary["pingpong_rtt_p50_us"], 3) if rtt else None,
@@ -224,6 +262,7 @@ def main(args: argparse.Namespace) -> int:
         binary=args.binary,
     )
     print(targets_text(doc["targets"]))
+    print(profiles_text(doc.get("client_profiles", {})))
     failed = sum(not r["ok"] for r in doc["records"])
     print(f"{len(doc['records'])} cells, {failed} failed; results in {out}")
     return 0

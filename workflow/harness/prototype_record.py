@@ -52,7 +52,7 @@ def file_record(path: Path, repo: Path) -> dict[str, Any]:
         return {"path": _where(resolved, repo), "sha256": None, "bytes": None, "note": note}
 
 
-def _go_tool(repo: Path) -> str | None:
+def go_tool(repo: Path) -> str | None:
     """The go command: on PATH, else the toolchain setup.sh fetches into .tools/go."""
     found = shutil.which("go")
     fetched = repo / ".tools" / "go" / "bin" / "go"
@@ -63,7 +63,7 @@ def go_build_info(binary: Path, repo: Path) -> dict[str, Any] | None:
     """What `go version -m BINARY` says the binary was built with: the Go toolchain, every
     module compiled in (version, `=> replacement` where replaced) and the build settings; None
     without a go command or for a file that is no Go binary."""
-    go = _go_tool(repo)
+    go = go_tool(repo)
     out = run_tool([go, "version", "-m", binary.as_posix()]) if go else None
     if not out:
         return None
