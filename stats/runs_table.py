@@ -1,12 +1,13 @@
 """One row per planned run of a campaign: what was measured, and what failed or never ran.
 
 rows() walks data/raw/<campaign> (workflow.layout.walk) and, for each ok run, reads its logs
-once (read_run: the rtt.csv files, the monitor CSVs, meta.json) and measures them over the
-measurement window (stats.window); read_run_dir reads a run directory on its own (a bench's run,
-outside any campaign) the same way. stats.ingest writes the rows as runs.parquet and runs.csv
-(columns: stats.tables.RUNS) and takes the samples from the same reading. Every planned run gets
-a row, so a failed or missing run can never silently drop out of a table (status says which it
-is). A file of an ok run that cannot be read gives the row a read_error naming it, not a crash.
+once (row_of, one run: read_run reads the rtt.csv files, the monitor CSVs, meta.json) and
+measures them over the measurement window (stats.window); read_run_dir reads a run directory
+on its own (a bench's run, outside any campaign) the same way. stats.ingest writes the rows as
+runs.parquet and runs.csv (columns: stats.tables.RUNS) and takes the samples from the same
+reading. Every planned run gets a row, so a failed or missing run can never silently drop out
+of a table (status says which it is). A file of an ok run that cannot be read gives the row a
+read_error naming it, not a crash.
 """
 
 from __future__ import annotations
@@ -229,12 +230,19 @@ def _declared(prototype: str, transport: str) -> tuple[str | None, str | None, b
     (a path as the plan names it); Nones when the manifest is gone or does not know the
     transport: the nightly history files versions under the library, so a version is never just
     "pinned", and comparisons of reliable streams say where only one side keeps order."""
-    path = Path(prototype)
     try:
-        t = manifests.load(path if path.is_absolute() else REPO / path).transport(transport)
+        t = _manifest(prototype).transport(transport)
     except (manifests.ManifestError, KeyError, ValueError):
         return None, None, None
     return t.library, t.version, t.reliable_ordered
+
+
+@functools.cache
+def _manifest(prototype: str) -> manifests.Manifest:
+    """The prototype's manifest, parsed once per process: the YAML parse took 95 ms, and
+    _declared asked it again for every transport of a campaign."""
+    path = Path(prototype)
+    return manifests.load(path if path.is_absolute() else REPO / path)
 
 
 DEFAULT_TICK_RATE_HZ = 60  # the contract's -tick-rate default
@@ -300,16 +308,22 @@ def plan_row(run: layout.RawRun) -> dict[str, Any]:
 
 
 def rows(raw_campaign: Path) -> Iterator[tuple[dict[str, Any], RunData | None]]:
-    """(row, what was read) of every planned run in plan order; what was read is None unless
-    the run is ok. Measuring never raises for one run's data: unreadable files are named in the
-    row's read_error (and in RunData.unread)."""
+    """(row, what was read) of every planned run in plan order (row_of each run the walker
+    finds)."""
     for run in layout.walk(raw_campaign):
-        row = plan_row(run)
-        if run.status != "ok":
-            yield row, None
-            continue
-        data = read_run(run)
-        row.update(measure(data))
-        if data.unread:
-            row["read_error"] = "; ".join(f"{p}: {why}" for p, why in data.unread.items())
-        yield row, data
+        yield row_of(run)
+
+
+def row_of(run: layout.RawRun) -> tuple[dict[str, Any], RunData | None]:
+    """(row, what was read) of one planned run; what was read is None unless the run is ok.
+    Measuring never raises for one run's data: unreadable files are named in the row's
+    read_error (and in RunData.unread). It depends on nothing but run, so stats.ingest reads
+    runs side by side."""
+    row = plan_row(run)
+    if run.status != "ok":
+        return row, None
+    data = read_run(run)
+    row.update(measure(data))
+    if data.unread:
+        row["read_error"] = "; ".join(f"{p}: {why}" for p, why in data.unread.items())
+    return row, data
