@@ -216,8 +216,9 @@ def _parse_chunks(body: bytes) -> tuple[npt.NDArray[np.void], npt.NDArray[np.int
     return np.concatenate(recs), np.concatenate(codes), bad
 
 
-def _parse_columnar(body: bytes) -> RttColumns | None:
-    """polars' reader on the whole body: the columns with blank lines, unknown kinds and empty
+def _parse_columnar(text: bytes) -> RttColumns | None:
+    """polars' reader on text's lines after the first (the header: skipped by the reader, so
+    that a file's bytes are not copied): the columns with blank lines, unknown kinds and empty
     required fields left out and counted (RttColumns.bad_rows["-"]), or None when a field does
     not parse or a row has another field count (the caller then takes numpy's path)."""
     import polars as pl
@@ -228,30 +229,31 @@ def _parse_columnar(body: bytes) -> RttColumns | None:
     }  # fmt: skip
     try:
         df = pl.read_csv(
-            body, has_header=False, new_columns=list(RTT_COLUMNS), schema=schema,
+            text, has_header=False, skip_lines=1, new_columns=list(RTT_COLUMNS), schema=schema,
             quote_char=None, raise_if_empty=False, truncate_ragged_lines=False,
             infer_schema=False,
         )  # fmt: skip
     except (pl.exceptions.ComputeError, pl.exceptions.ShapeError, ValueError):
         return None
-    code = pl.col("kind").replace_strict(
-        list(RTT_KINDS), list(range(len(RTT_KINDS))), default=-1, return_dtype=pl.Int8
-    )
+    # An unknown kind is null here, its code too.
+    codes = df["kind"].cast(pl.Enum(list(RTT_KINDS)), strict=False).to_physical()
     required = [c for c in RTT_COLUMNS if c != "send_late_us"]
-    good = df.with_columns(code.alias("kind_code")).filter(
-        pl.all_horizontal(pl.col(required).is_not_null()) & (pl.col("kind_code") >= 0)
-    )
+    if codes.null_count() or any(df[c].null_count() for c in required):  # only then a filter
+        good = codes.is_not_null()
+        for c in required:
+            good &= df[c].is_not_null()
+        df, codes = df.filter(good), codes.filter(good)
     # Blank lines are skipped by the reader: every newline not a good row is a bad row.
-    bad = body.count(b"\n") - good.height
-    codes = good["kind_code"].to_numpy()
+    bad = text.count(b"\n") - 1 - df.height
+    kind_code = codes.cast(pl.Int8).to_numpy()
     return RttColumns(
-        t_unix_ns=good["t_unix_ns"].to_numpy(),
-        player=good["player"].to_numpy(),
-        seq=good["seq"].to_numpy(),
-        rtt_us=good["rtt_us"].to_numpy(),
-        kind=_KIND_NAMES[codes] if codes.size else np.empty(0, dtype="<U3"),
-        send_late_us=good["send_late_us"].fill_null(np.nan).to_numpy(),
-        kind_code=codes,
+        t_unix_ns=df["t_unix_ns"].to_numpy(),
+        player=df["player"].to_numpy(),
+        seq=df["seq"].to_numpy(),
+        rtt_us=df["rtt_us"].to_numpy(),
+        kind=_KIND_NAMES[kind_code] if kind_code.size else np.empty(0, dtype="<U3"),
+        send_late_us=df["send_late_us"].fill_null(np.nan).to_numpy(),
+        kind_code=kind_code,
         bad_rows={"-": bad} if bad else {},
     )
 
@@ -260,18 +262,20 @@ def read_rtt_csv(path: Path | str) -> RttColumns:
     """Read one client-<k>.rtt.csv into columns under the module docstring's bad-row policy."""
     path = Path(path)
     data = path.read_bytes()
-    header, _, body = data.partition(b"\n")
+    first = data.find(b"\n")
+    header = data if first < 0 else data[:first]
     _check_header(path, header + b"\n", RTT_COLUMNS)
-    # Only whole lines count (a killed writer may leave a partial one).
-    body = body[: body.rfind(b"\n") + 1]
-    if not body:
+    # Only whole lines count (a killed writer may leave a partial one): a copy only then.
+    end = data.rfind(b"\n") + 1
+    if end <= len(header) + 1:
         return _columns(*_empty())
-    fast = _parse_columnar(body)
+    text = data if end == len(data) else data[:end]
+    fast = _parse_columnar(text)
     if fast is not None:
         bad_rows = {str(path): fast.bad_rows["-"]} if fast.bad_rows else {}
         return dataclasses.replace(fast, bad_rows=bad_rows)
     # ",\n" can only be an empty last field (send_late_us): numpy's parser needs a number there.
-    body = body.replace(b",\n", b",nan\n")
+    body = text[len(header) + 1 :].replace(b",\n", b",nan\n")
     try:
         rec, codes, bad = _parse_fast(body)
     except ValueError:
