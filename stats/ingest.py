@@ -187,11 +187,11 @@ def _parts(raw_campaign: Path, campaign: str, workers: int) -> Iterator[RunPart]
     is raised here, when its run's turn comes, as it would be with one worker.
 
     Threads, not processes: the reading, the percentiles and the series run in polars, numpy
-    and pyarrow without the GIL. A process pool was measured slower than one worker on 2 CPUs
-    (10 M samples: ingest 4.5 s against 4.2 s; threads 3.5 s): each worker imports polars and
-    each run's samples cross a pipe. Workers cannot fork this process either: polars' thread
-    pool is running by then (importing this module starts it), and a forked child deadlocks in
-    its first read."""
+    and pyarrow without the GIL. A process pool was measured no faster than one worker on 2
+    CPUs (10 M samples: ingest 4.5-4.6 s against 4.2-4.7 s; threads 3.5-3.8 s): each worker
+    imports polars and each run's samples cross a pipe. Workers cannot fork this process
+    either: polars' thread pool is running by then (importing this module starts it), and a
+    forked child deadlocks in its first read."""
     runs = layout.walk(raw_campaign)
     if workers <= 1:
         yield from (ingest_run(run, campaign) for run in runs)
