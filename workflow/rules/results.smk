@@ -15,6 +15,10 @@ rule ingest:
         runs_csv=RESULTS / "runs.csv",
         series=RESULTS / "timeseries.parquet",
         report=RESULTS / "ingest.json",
+    # stats.ingest reads runs on every CPU it may use (its affinity, which a cluster job's
+    # allocation sets): declared, so that Snakemake runs nothing beside it on them. Two, as it
+    # was measured (bench stats on two cores); a cluster job gets them as cpus-per-task.
+    threads: 2
     shell:
         "{NETSTICK} stats {PLAN.name} --data-dir {DATA} --step ingest"
 
