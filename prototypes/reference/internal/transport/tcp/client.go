@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,19 +23,12 @@ const sendWait = 5 * time.Second
 // the transport's one receive loop (package pollset), which runs every callback. The
 // server's side keeps net.Conn and a reader goroutine per connection (tcp.go).
 type cliConn struct {
+	pollset.Socket
 	t     *Transport
-	fd    int
 	h     transport.Handler
 	raddr string
-	in    []byte // received bytes that do not make a whole frame yet
-
-	// mu guards fd against its close: Send and the receive loop use it under the read
-	// lock, end closes it under the write lock. wmu keeps concurrent senders' frames whole.
-	mu         sync.RWMutex
-	wmu        sync.Mutex
-	closed     atomic.Bool
-	reasonOnce sync.Once
-	reason     error // why the connection ended; nil for a local Close
+	in    []byte     // received bytes that do not make a whole frame yet
+	wmu   sync.Mutex // keeps concurrent senders' frames whole
 }
 
 // Dial implements transport.Transport.
@@ -45,7 +37,7 @@ func (t *Transport) Dial(ctx context.Context, addr string, h transport.Handler) 
 	if err != nil {
 		return nil, fmt.Errorf("tcp dial %s: %w: %w", addr, transport.ErrConnect, err)
 	}
-	c := &cliConn{t: t, fd: fd, h: h, raddr: raddr}
+	c := &cliConn{Socket: pollset.NewSocket(fd), t: t, h: h, raddr: raddr}
 	h.Connected(c)
 	if err := t.set.Add(c); err != nil {
 		_ = unix.Close(fd)
@@ -109,7 +101,7 @@ func connect(ctx context.Context, fd int, sa unix.Sockaddr) error {
 }
 
 func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
-	if c.closed.Load() {
+	if c.Closed() {
 		return transport.ErrClosed
 	}
 	bp, err := framing.Frame(ch, msg)
@@ -117,14 +109,12 @@ func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
 		return err
 	}
 	defer framing.Release(bp)
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed.Load() {
+	c.wmu.Lock()
+	err = c.Write(*bp, sendWait)
+	c.wmu.Unlock()
+	if errors.Is(err, pollset.ErrClosed) {
 		return transport.ErrClosed
 	}
-	c.wmu.Lock()
-	err = pollset.WriteAll(c.fd, *bp, sendWait)
-	c.wmu.Unlock()
 	if err != nil {
 		return fmt.Errorf("tcp write: %w", err)
 	}
@@ -140,38 +130,20 @@ func (c *cliConn) RemoteAddr() string { return c.raddr }
 
 // end records the reason (first caller wins), closes the socket and has the receive loop
 // report Disconnected once.
-func (c *cliConn) end(reason error) {
-	c.reasonOnce.Do(func() { c.reason = reason })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed.Swap(true) {
-		return
-	}
-	c.t.set.Remove(c)
-	_ = unix.Close(c.fd)
-}
-
-// FD implements pollset.Member.
-func (c *cliConn) FD() int { return c.fd }
+func (c *cliConn) end(reason error) { c.End(c.t.set, c, reason, nil) }
 
 // Fail implements pollset.Member.
 func (c *cliConn) Fail(err error) { c.end(fmt.Errorf("tcp %s: %w", c.raddr, err)) }
 
 // Ended implements pollset.Member: the one Disconnected, on the receive loop.
-func (c *cliConn) Ended() { c.h.Disconnected(c, c.reason) }
+func (c *cliConn) Ended() { c.h.Disconnected(c, c.Reason()) }
 
 // ReadReady implements pollset.Member: one read of what is queued, its whole frames
 // delivered, the rest kept for the next read.
 func (c *cliConn) ReadReady(buf []byte) {
-	c.mu.RLock()
-	if c.closed.Load() {
-		c.mu.RUnlock()
-		return
-	}
-	n, err := unix.Read(c.fd, buf)
-	c.mu.RUnlock()
+	n, err := c.Read(buf)
 	switch {
-	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) || errors.Is(err, pollset.ErrClosed):
 		return
 	case err != nil:
 		c.end(fmt.Errorf("tcp read from %s: %w", c.raddr, err))
@@ -185,7 +157,7 @@ func (c *cliConn) ReadReady(buf []byte) {
 		c.in = append(c.in, data...)
 		data = c.in
 	}
-	for len(data) > 0 && !c.closed.Load() {
+	for len(data) > 0 && !c.Closed() {
 		ch, msg, used, err := framing.Split(data)
 		if err != nil {
 			c.end(fmt.Errorf("tcp read from %s: %w", c.raddr, err))

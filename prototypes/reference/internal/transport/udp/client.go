@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,20 +19,12 @@ import (
 // keepalives and the timeout. The socket is a raw non-blocking descriptor outside Go's
 // netpoller, so an arriving datagram wakes the receive loop only.
 type cliConn struct {
-	t     *Transport
-	fd    int
-	h     transport.Handler
-	raddr string
-	act   activity
-
-	// mu guards fd against its close: Send and the receive loop use it under the read
-	// lock, end closes it under the write lock, so a reused descriptor number is never
-	// written to or read as this connection.
-	mu         sync.RWMutex
-	closed     atomic.Bool
-	reasonOnce sync.Once
-	reason     error // why the connection ended; nil for a local Close
-	stopKeep   chan struct{}
+	pollset.Socket
+	t        *Transport
+	h        transport.Handler
+	raddr    string
+	act      activity
+	stopKeep chan struct{}
 }
 
 // Dial implements transport.Transport.
@@ -49,7 +39,7 @@ func (t *Transport) Dial(ctx context.Context, addr string, h transport.Handler) 
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("udp dial %s: %w: %w", addr, transport.ErrConnect, err)
 	}
-	c := &cliConn{t: t, fd: fd, h: h, raddr: raddr, stopKeep: make(chan struct{})}
+	c := &cliConn{Socket: pollset.NewSocket(fd), t: t, h: h, raddr: raddr, stopKeep: make(chan struct{})}
 	c.act.sent.set()
 	c.act.heard.set()
 	h.Connected(c)
@@ -91,7 +81,7 @@ func dialSocket(addr string, sockbuf int) (fd int, raddr string, err error) {
 // sends data to accepted players, so data also proves acceptance), left in buf.
 func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 	for {
-		if _, err := writeRetry(fd, connectMsg); err != nil {
+		if err := pollset.WriteAll(fd, connectMsg, sendWait); err != nil {
 			return 0, refusedOr(err)
 		}
 		deadline := time.Now().Add(dialRetry)
@@ -106,7 +96,7 @@ func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 			if !ready {
 				break
 			}
-			n, err := rawRead(fd, buf)
+			n, err := unix.Read(fd, buf)
 			if errors.Is(err, unix.EAGAIN) {
 				continue
 			}
@@ -131,22 +121,8 @@ func handshake(ctx context.Context, fd int, buf []byte) (int, error) {
 	}
 }
 
-// rawRead and rawWrite are read(2) and write(2) on the non-blocking socket: they never
-// wait, so the receive loop and the dispatcher's thread call them directly.
-func rawRead(fd int, b []byte) (int, error)  { return unix.Read(fd, b) }
-func rawWrite(fd int, b []byte) (int, error) { return unix.Write(fd, b) }
-
 // sendWait bounds the wait for room in a full send buffer, as a blocking write would wait.
 const sendWait = time.Second
-
-// writeRetry writes one datagram; with the send buffer full it waits for room (what a
-// write on a net.UDPConn does), at most sendWait.
-func writeRetry(fd int, b []byte) (int, error) {
-	if err := pollset.WriteAll(fd, b, sendWait); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
 
 func refusedOr(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
@@ -156,7 +132,7 @@ func refusedOr(err error) error {
 }
 
 func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
-	if c.closed.Load() {
+	if c.Closed() {
 		return transport.ErrClosed
 	}
 	bp, err := frame(ch, msg)
@@ -183,13 +159,10 @@ func (c *cliConn) Send(ch transport.Channel, msg []byte) error {
 
 // write sends one datagram unless the socket was closed.
 func (c *cliConn) write(b []byte) error {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed.Load() {
-		return transport.ErrClosed
+	if err := c.Write(b, sendWait); !errors.Is(err, pollset.ErrClosed) {
+		return err
 	}
-	_, err := writeRetry(c.fd, b)
-	return err
+	return transport.ErrClosed
 }
 
 func (c *cliConn) Close() error {
@@ -202,40 +175,26 @@ func (c *cliConn) RemoteAddr() string { return c.raddr }
 // end records the reason (first caller wins), optionally tells the server, closes the
 // socket and has the receive loop report Disconnected once.
 func (c *cliConn) end(reason error, notifyPeer bool) {
-	c.reasonOnce.Do(func() { c.reason = reason })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed.Swap(true) {
-		return
-	}
+	var goodbye func(fd int)
 	if notifyPeer {
-		_, _ = rawWrite(c.fd, disconnectMsg)
+		goodbye = func(fd int) { _, _ = unix.Write(fd, disconnectMsg) }
 	}
-	close(c.stopKeep)
-	c.t.rx.Remove(c)
-	_ = unix.Close(c.fd)
+	if c.End(c.t.rx, c, reason, goodbye) {
+		close(c.stopKeep)
+	}
 }
-
-// FD implements pollset.Member.
-func (c *cliConn) FD() int { return c.fd }
 
 // Fail implements pollset.Member.
 func (c *cliConn) Fail(err error) { c.end(fmt.Errorf("udp %s: %w", c.raddr, err), false) }
 
 // Ended implements pollset.Member: the one Disconnected, on the receive loop.
-func (c *cliConn) Ended() { c.h.Disconnected(c, c.reason) }
+func (c *cliConn) Ended() { c.h.Disconnected(c, c.Reason()) }
 
 // ReadReady implements pollset.Member: one datagram, if one is queued, delivered.
 func (c *cliConn) ReadReady(buf []byte) {
-	c.mu.RLock()
-	if c.closed.Load() {
-		c.mu.RUnlock()
-		return
-	}
-	n, err := rawRead(c.fd, buf)
-	c.mu.RUnlock()
+	n, err := c.Read(buf)
 	switch {
-	case errors.Is(err, unix.EAGAIN):
+	case errors.Is(err, unix.EAGAIN) || errors.Is(err, pollset.ErrClosed):
 	case err != nil:
 		c.end(fmt.Errorf("udp read from %s: %w", c.raddr, refusedOr(err)), false)
 	case n > 0:
@@ -271,7 +230,7 @@ func (c *cliConn) keep() {
 				return
 			}
 			if !c.act.sent.take() {
-				if err := c.write(keepaliveMsg); err != nil && !c.closed.Load() {
+				if err := c.write(keepaliveMsg); err != nil && !c.Closed() {
 					c.end(fmt.Errorf("udp keepalive to %s: %w", c.raddr, refusedOr(err)), false)
 					return
 				}
