@@ -62,9 +62,13 @@ func (fr *Reader) Next() (transport.Channel, []byte, error) {
 	if _, err := io.ReadFull(fr.r, fr.hdr[:]); err != nil {
 		return 0, nil, err
 	}
-	n, ch, err := header(fr.hdr[:])
-	if err != nil {
-		return 0, nil, err
+	n := binary.BigEndian.Uint32(fr.hdr[:4])
+	ch := transport.Channel(fr.hdr[4])
+	if n > MaxMessageBytes {
+		return 0, nil, fmt.Errorf("frame length %d exceeds %d B: stream corrupt", n, MaxMessageBytes)
+	}
+	if ch != transport.Reliable && ch != transport.Unreliable {
+		return 0, nil, fmt.Errorf("frame channel byte %d: stream corrupt", fr.hdr[4])
 	}
 	if int(n) > cap(fr.buf) {
 		fr.buf = make([]byte, n)
@@ -74,34 +78,4 @@ func (fr *Reader) Next() (transport.Channel, []byte, error) {
 		return 0, nil, err
 	}
 	return ch, msg, nil
-}
-
-// header decodes and checks a frame's header (HeaderBytes long).
-func header(h []byte) (uint32, transport.Channel, error) {
-	n := binary.BigEndian.Uint32(h[:4])
-	ch := transport.Channel(h[4])
-	if n > MaxMessageBytes {
-		return 0, 0, fmt.Errorf("frame length %d exceeds %d B: stream corrupt", n, MaxMessageBytes)
-	}
-	if ch != transport.Reliable && ch != transport.Unreliable {
-		return 0, 0, fmt.Errorf("frame channel byte %d: stream corrupt", h[4])
-	}
-	return n, ch, nil
-}
-
-// Split takes the first whole frame from b, for a reader that reads the stream itself:
-// used is 0 while b holds no whole frame yet; msg aliases b.
-func Split(b []byte) (ch transport.Channel, msg []byte, used int, err error) {
-	if len(b) < HeaderBytes {
-		return 0, nil, 0, nil
-	}
-	n, ch, err := header(b[:HeaderBytes])
-	if err != nil {
-		return 0, nil, 0, err
-	}
-	end := HeaderBytes + int(n)
-	if len(b) < end {
-		return 0, nil, 0, nil
-	}
-	return ch, b[HeaderBytes:end], end, nil
 }

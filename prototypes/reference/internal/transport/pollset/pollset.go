@@ -12,6 +12,10 @@
 // messages that arrived: a goroutine of its own blocked in epoll_wait doubled the client's
 // context switches, because each wake-up had to win a P back from the scheduler.
 //
+// The udp client uses it. The tcp client did too, and measured 2.5 % more CPU than with a
+// reader goroutine per connection (interleaved runs at 200 players): over TCP the kernel's
+// stack, not the hand-off, is the cost, so tcp keeps net.Conn.
+//
 // While not driven the set polls only while it has members, so a transport that dials
 // nothing has no goroutine and no descriptors.
 package pollset

@@ -1,11 +1,10 @@
 // Package tcp is the Telepathy-like transport: one TCP connection per player,
-// TCP_NODELAY on, messages framed with a 4-byte length (see package framing). The server
-// reads each connection on a goroutine of its own; a client process reads all its
-// players' connections on one receive loop (client.go, package pollset), which the
-// client's dispatcher drives. Both channels are reliable.
+// TCP_NODELAY on, messages framed with a 4-byte length (see package framing), one
+// reader goroutine per connection. Both channels are reliable.
 package tcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 
 	"netstick/prototypes/reference/internal/transport"
 	"netstick/prototypes/reference/internal/transport/framing"
-	"netstick/prototypes/reference/internal/transport/pollset"
 )
 
 func init() {
@@ -23,26 +21,18 @@ func init() {
 		if err := transport.CheckOptions("tcp", opts); err != nil {
 			return nil, err
 		}
-		return &Transport{set: pollset.New()}, nil
+		return Transport{}, nil
 	})
 }
 
 // Transport is the tcp transport.
-type Transport struct {
-	set *pollset.Set // reads every connection Dial made
-}
-
-// Drive implements transport.Poller: the client's dispatcher reads every dialled socket.
-func (t *Transport) Drive(on bool) { t.set.Drive(on) }
-
-// Wait implements transport.Poller.
-func (t *Transport) Wait(deadlineNs, nowNs int64) { t.set.Wait(deadlineNs, nowNs) }
+type Transport struct{}
 
 // Name implements transport.Transport.
-func (*Transport) Name() string { return "tcp" }
+func (Transport) Name() string { return "tcp" }
 
 // Caps implements transport.Transport.
-func (*Transport) Caps() transport.Caps {
+func (Transport) Caps() transport.Caps {
 	return transport.Caps{NativeReliable: true, NativeUnreliable: false,
 		MaxReliableBytes: framing.MaxMessageBytes, MaxUnreliableBytes: framing.MaxMessageBytes}
 }
@@ -50,7 +40,7 @@ func (*Transport) Caps() transport.Caps {
 // Settings implements transport.Settings: the binding sets nothing on its sockets, so
 // TCP_NODELAY is Go's own default (on for every TCP connection), listed because a reader
 // comparing with a library that leaves Nagle on needs it.
-func (*Transport) Settings() map[string]string { return map[string]string{"tcp_nodelay": "true"} }
+func (Transport) Settings() map[string]string { return map[string]string{"tcp_nodelay": "true"} }
 
 type conn struct {
 	nc     net.Conn
@@ -130,7 +120,7 @@ func (l *listener) Close() error {
 }
 
 // Listen implements transport.Transport.
-func (*Transport) Listen(addr string, h transport.Handler) (transport.Listener, error) {
+func (Transport) Listen(addr string, h transport.Handler) (transport.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("tcp listen %s: %w: %w", addr, transport.ErrBind, err)
@@ -157,4 +147,17 @@ func (*Transport) Listen(addr string, h transport.Handler) (transport.Listener, 
 		}
 	}()
 	return l, nil
+}
+
+// Dial implements transport.Transport.
+func (Transport) Dial(ctx context.Context, addr string, h transport.Handler) (transport.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("tcp dial %s: %w: %w", addr, transport.ErrConnect, err)
+	}
+	c := &conn{nc: nc}
+	h.Connected(c)
+	go c.serve(h)
+	return c, nil
 }
