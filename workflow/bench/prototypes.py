@@ -138,20 +138,6 @@ def _profiles(
     return out
 
 
-def profiles_text(profiles: dict[str, Any]) -> str:
-    """One line per transport: the largest shares of its client's sampled CPU."""
-    if "skipped" in profiles:
-        return f"client profiles: {profiles['skipped']}"
-    lines = ["where each client's CPU goes (a profiled cell; shares of its sampled CPU):"]
-    for t, prof in profiles.items():
-        if "skipped" in prof:
-            lines.append(f"  {t:<7} skipped: {prof['skipped']}")
-            continue
-        top = sorted(prof["shares"].items(), key=lambda kv: -kv[1])[:4]
-        lines.append(f"  {t:<7} " + ", ".join(f"{b} {v:.0%}" for b, v in top if v > 0))
-    return "\n".join(lines)
-
-
 def _body(
     config: dict[str, Any], floors: list[dict[str, Any]], records: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -262,7 +248,7 @@ def main(args: argparse.Namespace) -> int:
         binary=args.binary,
     )
     print(targets_text(doc["targets"]))
-    print(profiles_text(doc.get("client_profiles", {})))
+    print(client_profile.profiles_text(doc.get("client_profiles", {})))
     failed = sum(not r["ok"] for r in doc["records"])
     print(f"{len(doc['records'])} cells, {failed} failed; results in {out}")
     return 0

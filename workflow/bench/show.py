@@ -8,15 +8,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from workflow.bench.client_profile import profiles_markdown
 from workflow.bench.record import records_markdown
 from workflow.bench.targets import targets_markdown
 from workflow.files import read_json
 
 
 def markdown(doc: Mapping[str, Any]) -> str:
-    """The records table where there is one (medians of the repetitions), then the targets."""
+    """The records table where there is one (medians of the repetitions), then the targets, then
+    where each client's CPU goes where the bench profiled them."""
     parts = [records_markdown(doc["records"])] if doc.get("records") else []
     parts.append(targets_markdown(doc.get("targets", [])))
+    if doc.get("client_profiles"):
+        parts.append(profiles_markdown(doc["client_profiles"]))
     return "\n\n".join(parts)
 
 

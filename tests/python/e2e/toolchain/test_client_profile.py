@@ -7,7 +7,6 @@ import pytest
 
 from tests.python.support.paths import REFERENCE_BINARY
 from workflow.bench import client_profile as cp
-from workflow.bench.prototypes import profiles_text
 
 TRACES = """File: netstick-ref
 Type: cpu
@@ -80,5 +79,8 @@ def test_a_real_client_is_profiled_and_its_shares_named() -> None:
     assert set(got["shares"]) == set(cp.BUCKETS)
     # udp's client sends and receives with system calls of its own: they must be seen.
     assert got["shares"]["kernel_send"] + got["shares"]["kernel_receive"] > 0.2, got
-    text = profiles_text({"udp": got, "kcp": {"skipped": "no go command"}})
+    text = cp.profiles_text({"udp": got, "kcp": {"skipped": "no go command"}})
     assert "udp     kernel_" in text and "kcp     skipped: no go command" in text
+    table = cp.profiles_markdown({"udp": got, "kcp": {"skipped": "no go command"}})
+    assert table.splitlines()[0].startswith("| transport | sampled CPU s | kernel_send")
+    assert "| kcp | skipped |" in table
