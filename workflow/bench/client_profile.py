@@ -15,11 +15,11 @@ sample is given to the first bucket its stack matches, reading from the innermos
     prototype        the reference prototype's own Go code (players, probes, logs, framing)
     other            the rest of Go's runtime and standard library
 
-The shares are of the CPU the profiler sampled (SIGPROF in the thread that runs): kernel work done
-for the client outside its threads' own time, such as the network stack's softirq and the context
-switches, is partly missed, so the sampled total is below what getrusage counts. In an A/B of the udp
-client at 200 players the sampled CPU fell by 17-25 % while getrusage's fell by 3.5 %: read the
-shares as where the process spends the time it is seen to run, not as a budget.
+The shares are of the CPU the profiler sampled (SIGPROF in the thread that runs): kernel work
+done for the client outside its threads' own time, such as the network stack's softirq and the
+context switches, is partly missed, so the sampled total is below what getrusage counts. In an A/B
+of the udp client at 200 players the sampled CPU fell by 17-25 % while getrusage's fell by 3.5 %:
+read the shares as where the process spends the time it is seen to run, not as a budget.
 
 Needs the go command (for `go tool pprof`); without it the profile is skipped with a note.
 """
