@@ -10,7 +10,9 @@
 // level triggering reports a socket with more queued again. Driven by the client's
 // dispatcher, one wake-up of one thread serves both the sends that are due and the
 // messages that arrived: a goroutine of its own blocked in epoll_wait doubled the client's
-// context switches, because each wake-up had to win a P back from the scheduler.
+// context switches, because each wake-up had to win a P back from the scheduler. Measured
+// against the reader goroutines (udp, 200 players, interleaved runs): context switches -37 %,
+// the client's CPU by getrusage only -3.5 %, because most of it is the kernel's send path.
 //
 // The udp client uses it. The tcp client did too, and measured 2.5 % more CPU than with a
 // reader goroutine per connection (interleaved runs at 200 players): over TCP the kernel's
@@ -44,6 +46,7 @@ type Member interface {
 	Ended()
 }
 
+// Set is the epoll set of a transport's client sockets and the state of who polls it.
 type Set struct {
 	// pollMu is held by whoever polls: the loop's goroutine or Wait. Callbacks of one
 	// connection are therefore never concurrent.
