@@ -231,18 +231,12 @@ def _declared(prototype: str, transport: str) -> tuple[str | None, str | None, b
     transport: the nightly history files versions under the library, so a version is never just
     "pinned", and comparisons of reliable streams say where only one side keeps order."""
     try:
-        t = _manifest(prototype).transport(transport)
+        path = Path(prototype)
+        man = manifests.load_once((path if path.is_absolute() else REPO / path).resolve())
+        t = man.transport(transport)
     except (manifests.ManifestError, KeyError, ValueError):
         return None, None, None
     return t.library, t.version, t.reliable_ordered
-
-
-@functools.cache
-def _manifest(prototype: str) -> manifests.Manifest:
-    """The prototype's manifest, parsed once per process: the YAML parse took 95 ms, and
-    _declared asked it again for every transport of a campaign."""
-    path = Path(prototype)
-    return manifests.load(path if path.is_absolute() else REPO / path)
 
 
 DEFAULT_TICK_RATE_HZ = 60  # the contract's -tick-rate default

@@ -17,6 +17,7 @@ inside an element ("-log-dir={log_dir}").
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -517,3 +518,11 @@ def load(path: Path | str) -> Manifest:
         where = man.directory / UPSTREAM_LOCK
         raise ManifestError(where, [str(exc).removeprefix(f"{where}: ")]) from None
     return dataclasses.replace(man, upstream=lock) if lock is not None else man
+
+
+@functools.cache
+def load_once(path: Path) -> Manifest:
+    """load, once per process and resolved path: for readers that ask for the same manifest
+    many times (planning asks per cell, the runs table per transport; a YAML parse is about
+    95 ms). A manifest edited while the process runs is not seen again."""
+    return load(path)

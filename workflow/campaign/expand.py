@@ -307,7 +307,7 @@ def versions_in(plan: Plan) -> dict[tuple[str, str, str], list[str]]:
     order: dict[tuple[str, str, str], tuple[str, ...]] = {}
     for run in plan.runs:
         cell = run.cell
-        man = _manifest((REPO / cell["prototype"]).resolve())
+        man = manifests.load_once((REPO / cell["prototype"]).resolve())
         key = (man.name, cell["transport"], man.transport(cell["transport"]).library)
         order[key] = man.declared_versions(cell["transport"])
         version = str(cell.get("library_version", PINNED))
@@ -324,7 +324,7 @@ def version_builds_of(plan: Plan) -> list[VersionBuild]:
         version = str(cell.get("library_version", PINNED))
         if version == PINNED:
             continue
-        man = _manifest((REPO / cell["prototype"]).resolve())
+        man = manifests.load_once((REPO / cell["prototype"]).resolve())
         vb = man.version_build(cell["transport"], version)
         if vb is not None:
             out.setdefault(vb.executable, vb)
@@ -378,11 +378,6 @@ def _named_origin(problem: str, block: Mapping[str, Any], bi: int) -> str:
         return problem
     origin = f"matrix.{bi}.cell" if key in block.get("cell", {}) else "defaults"
     return f"key {origin}.{problem}"
-
-
-@functools.cache
-def _manifest(path: Path) -> manifests.Manifest:
-    return manifests.load(path)
 
 
 @dataclass
@@ -504,7 +499,7 @@ def _prototype_manifest(
     )
     if mpath.is_file():
         try:
-            man = _manifest(mpath)
+            man = manifests.load_once(mpath)
         except manifests.ManifestError as exc:
             raise CampaignError(f"{where}: prototypes.{pi}: {exc}") from None
         problem = executable_problem(man)
@@ -675,7 +670,7 @@ def _ordered_runs(
 def manifests_of(plan: Plan) -> dict[str, manifests.Manifest]:
     """The manifest of every prototype the plan runs, by the cells' prototype key."""
     return {
-        path: _manifest((REPO / path).resolve())
+        path: manifests.load_once((REPO / path).resolve())
         for path in dict.fromkeys(r.cell["prototype"] for r in plan.runs)
     }
 
