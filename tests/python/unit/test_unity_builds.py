@@ -241,7 +241,7 @@ def test_thesis_campaigns_list_unity_cells_without_builds(
     # With the builds downloaded, the same cells are planned as runs.
     for lib in libs:
         _install_builds(tmp_path / "prototypes" / "unity" / lib / "prototype.yaml", "thesis")
-    campaigns._manifest.cache_clear()
+    manifests.load_once.cache_clear()
     ready = campaigns.plan(campaign, only_prototypes=names)
     assert ready.unavailable == []
     assert len(ready.cell_ids) == sum(u.cells for u in plan.unavailable)
@@ -289,7 +289,7 @@ def test_missing_track_is_listed_beside_the_runnable_one(tmp_path: Path) -> None
     assert "Builds/thesis/client/netstick-mirror" in u.reason
     assert "Builds/current" not in u.reason
     _install_builds(manifest, "thesis")
-    campaigns._manifest.cache_clear()
+    manifests.load_once.cache_clear()
     both = campaigns.plan(campaign)
     assert both.unavailable == [] and len(both.runs) == 8
     # Each version's runs start that version's programs.
